@@ -1,0 +1,7 @@
+//! humanoid: an offline simulator of LLM-driven humanoid agents.
+//!
+//! Layers, lowest first (data flows one way): [`llm`] (GGUF chat models with a batched
+//! engine), [`model_store`] (model manifests, fetching and resolution).
+
+pub mod llm;
+pub mod model_store;

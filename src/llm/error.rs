@@ -1,0 +1,41 @@
+//! The engine's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong loading or running a model.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a valid GGUF file: {reason}")]
+    BadGguf { path: PathBuf, reason: String },
+    #[error("{path}: GGUF metadata key `{key}` is missing or has the wrong type")]
+    MissingKey { path: PathBuf, key: String },
+    #[error("{path}: tensor `{name}` is missing or malformed: {reason}")]
+    BadTensor {
+        path: PathBuf,
+        name: String,
+        reason: String,
+    },
+    #[error("unsupported architecture `{0}` (supported: llama, mistral, gemma3)")]
+    UnsupportedArchitecture(String),
+    #[error("unsupported tensor type {dtype} for `{name}` (supported: F32, F16, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, Q8_0)")]
+    UnsupportedDtype { name: String, dtype: String },
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    #[error("chat template: {0}")]
+    Template(String),
+    #[error("prompt of {tokens} tokens does not fit the context budget of {budget} tokens")]
+    OverBudget { tokens: usize, budget: usize },
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error(transparent)]
+    Candle(#[from] candle_core::Error),
+}
+
+/// Shorthand for results of the engine.
+pub type Result<T> = std::result::Result<T, LlmError>;

@@ -1,0 +1,411 @@
+//! CPU kernels for the forward pass: Q8_0 weights × Q8_0 activations and F32 matmuls that
+//! reuse each weight block across every row of the batch, plus the small vector ops.
+//!
+//! Guarantee used by the batching tests: every output element is computed by the same
+//! sequence of operations whatever the number of rows in the batch or their grouping, so a
+//! sequence's logits do not depend on what else is in its batch (bit-for-bit).
+
+use rayon::prelude::*;
+
+/// Values per quantization block.
+pub const QK: usize = 32;
+
+/// One block of 32 signed 8-bit values with an f32 scale (value = d · q).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct BlockQ8 {
+    pub d: f32,
+    pub qs: [i8; QK],
+}
+
+/// Quantizes `x` (length a multiple of 32) into `out` blocks, symmetric, q in -127..=127.
+pub fn quantize_row(x: &[f32], out: &mut [BlockQ8]) {
+    debug_assert_eq!(x.len(), out.len() * QK);
+    for (blk, xs) in out.iter_mut().zip(x.chunks_exact(QK)) {
+        let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let d = amax / 127.0;
+        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+        blk.d = d;
+        for (q, v) in blk.qs.iter_mut().zip(xs) {
+            *q = (v * id).round().clamp(-127.0, 127.0) as i8;
+        }
+    }
+}
+
+/// Dequantizes blocks into `out`.
+pub fn dequantize_row(blocks: &[BlockQ8], out: &mut [f32]) {
+    for (blk, o) in blocks.iter().zip(out.chunks_exact_mut(QK)) {
+        for (v, q) in o.iter_mut().zip(blk.qs.iter()) {
+            *v = blk.d * *q as f32;
+        }
+    }
+}
+
+/// A weight matrix `[rows, cols]` (out features × in features), quantized or plain.
+pub enum Weight {
+    Q8 {
+        rows: usize,
+        cols: usize,
+        blocks: Vec<BlockQ8>,
+    },
+    F32 {
+        rows: usize,
+        cols: usize,
+        data: Vec<f32>,
+    },
+}
+
+impl Weight {
+    /// Builds a Q8_0 weight from f32 data in row-major `[rows, cols]`; `cols % 32 == 0`.
+    pub fn q8_from_f32(data: &[f32], rows: usize, cols: usize) -> Self {
+        let nb = cols / QK;
+        let mut blocks = vec![BlockQ8::default(); rows * nb];
+        blocks
+            .par_chunks_mut(nb)
+            .zip(data.par_chunks(cols))
+            .for_each(|(b, r)| quantize_row(r, b));
+        Weight::Q8 { rows, cols, blocks }
+    }
+
+    /// Output features.
+    pub fn rows(&self) -> usize {
+        match self {
+            Weight::Q8 { rows, .. } | Weight::F32 { rows, .. } => *rows,
+        }
+    }
+
+    /// Input features.
+    pub fn cols(&self) -> usize {
+        match self {
+            Weight::Q8 { cols, .. } | Weight::F32 { cols, .. } => *cols,
+        }
+    }
+
+    /// Bytes held.
+    pub fn size_bytes(&self) -> usize {
+        match self {
+            Weight::Q8 { blocks, .. } => std::mem::size_of_val(blocks.as_slice()),
+            Weight::F32 { data, .. } => data.len() * 4,
+        }
+    }
+
+    /// Row `r` as f32 (embedding lookup).
+    pub fn row_f32(&self, r: usize, out: &mut [f32]) {
+        match self {
+            Weight::Q8 { cols, blocks, .. } => {
+                let nb = cols / QK;
+                dequantize_row(&blocks[r * nb..(r + 1) * nb], out)
+            }
+            Weight::F32 { cols, data, .. } => out.copy_from_slice(&data[r * cols..(r + 1) * cols]),
+        }
+    }
+
+    /// `y[t, n] = Σ_k x[t, k] · W[n, k]` for `t` in `0..x.len()/cols`. `y` is overwritten.
+    pub fn matmul(&self, x: &[f32], y: &mut [f32]) {
+        let (n_out, k) = (self.rows(), self.cols());
+        let t = x.len() / k;
+        debug_assert_eq!(y.len(), t * n_out);
+        match self {
+            Weight::Q8 { blocks, .. } => {
+                let nb = k / QK;
+                let mut xq = vec![BlockQ8::default(); t * nb];
+                xq.par_chunks_mut(nb)
+                    .zip(x.par_chunks(k))
+                    .for_each(|(b, r)| quantize_row(r, b));
+                let yp = SendPtr(y.as_mut_ptr());
+                par_over_rows(n_out, t, |n0, n1| {
+                    for n in n0..n1 {
+                        let w = &blocks[n * nb..(n + 1) * nb];
+                        let mut r = 0;
+                        while r + 4 <= t {
+                            let s = dot_q8_x4(w, &xq[r * nb..(r + 4) * nb], nb);
+                            for (i, v) in s.iter().enumerate() {
+                                // SAFETY: each task writes only columns n0..n1 of y.
+                                unsafe { *yp.get().add((r + i) * n_out + n) = *v };
+                            }
+                            r += 4;
+                        }
+                        while r < t {
+                            let s = dot_q8_x1(w, &xq[r * nb..(r + 1) * nb]);
+                            unsafe { *yp.get().add(r * n_out + n) = s };
+                            r += 1;
+                        }
+                    }
+                });
+            }
+            Weight::F32 { data, .. } => {
+                let yp = SendPtr(y.as_mut_ptr());
+                par_over_rows(n_out, t, |n0, n1| {
+                    for n in n0..n1 {
+                        let w = &data[n * k..(n + 1) * k];
+                        for r in 0..t {
+                            let s = dot_f32(w, &x[r * k..(r + 1) * k]);
+                            // SAFETY: each task writes only columns n0..n1 of y.
+                            unsafe { *yp.get().add(r * n_out + n) = s };
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// A raw pointer that rayon tasks may share for disjoint writes.
+#[derive(Clone, Copy)]
+pub(crate) struct SendPtr(pub(crate) *mut f32);
+// SAFETY: used only for disjoint writes from rayon tasks.
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+impl SendPtr {
+    pub(crate) fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+/// Splits output features into chunks sized for the thread pool and the work per feature.
+fn par_over_rows(n_out: usize, t: usize, f: impl Fn(usize, usize) + Sync) {
+    let threads = rayon::current_num_threads().max(1);
+    // Small problems run inline: the fork-join cost exceeds the work.
+    if n_out * t < 4096 || threads == 1 {
+        f(0, n_out);
+        return;
+    }
+    let chunks = (threads * 8).min(n_out);
+    let step = n_out.div_ceil(chunks);
+    (0..n_out.div_ceil(step)).into_par_iter().for_each(|c| {
+        let n0 = c * step;
+        f(n0, (n0 + step).min(n_out));
+    });
+}
+
+/// Dot product of f32 vectors, 8 lanes then a fixed-order reduction.
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA.
+        return unsafe { avx2::dot_f32(a, b) };
+    }
+    let mut acc = [0f32; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..8 {
+            acc[i] = x[i].mul_add(y[i], acc[i]);
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y += a · x` for f32 vectors.
+pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    for (yv, xv) in y.iter_mut().zip(x) {
+        *yv = a.mul_add(*xv, *yv);
+    }
+}
+
+fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA.
+        return unsafe { avx2::dot_q8_x1(w, x) };
+    }
+    let mut s = 0f32;
+    for (bw, bx) in w.iter().zip(x) {
+        let mut isum = 0i32;
+        for i in 0..QK {
+            isum += bw.qs[i] as i32 * bx.qs[i] as i32;
+        }
+        s += bw.d * bx.d * isum as f32;
+    }
+    s
+}
+
+/// Four activation rows (laid out one after another, `nb` blocks each) against one weight row.
+fn dot_q8_x4(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA.
+        return unsafe { avx2::dot_q8_x4(w, x, nb) };
+    }
+    [0, 1, 2, 3].map(|i| dot_q8_x1(w, &x[i * nb..(i + 1) * nb]))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{BlockQ8, QK};
+    use std::arch::x86_64::*;
+
+    #[inline(always)]
+    unsafe fn hsum(v: __m256) -> f32 {
+        let lo = _mm256_castps256_ps128(v);
+        let hi = _mm256_extractf128_ps(v, 1);
+        let s = _mm_add_ps(lo, hi);
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        _mm_cvtss_f32(s)
+    }
+
+    /// Integer dot of one block pair as 8 i32 lanes converted to f32.
+    #[inline(always)]
+    unsafe fn block_dot(aw: __m256i, w: __m256i, x: __m256i) -> __m256 {
+        let sx = _mm256_sign_epi8(x, w);
+        let p16 = _mm256_maddubs_epi16(aw, sx);
+        let p32 = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+        _mm256_cvtepi32_ps(p32)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
+        let mut acc = _mm256_setzero_ps();
+        for (bw, bx) in w.iter().zip(x) {
+            let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
+            let aw = _mm256_sign_epi8(wv, wv);
+            let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
+            let p = block_dot(aw, wv, xv);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, acc);
+        }
+        hsum(acc)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot_q8_x4(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
+        let mut acc = [_mm256_setzero_ps(); 4];
+        for (b, bw) in w.iter().enumerate() {
+            let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
+            let aw = _mm256_sign_epi8(wv, wv);
+            for (r, a) in acc.iter_mut().enumerate() {
+                let bx = x.get_unchecked(r * nb + b);
+                let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
+                let p = block_dot(aw, wv, xv);
+                *a = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, *a);
+            }
+        }
+        [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let mut acc = _mm256_setzero_ps();
+        let mut i = 0;
+        while i + 8 <= n {
+            let va = _mm256_loadu_ps(a.as_ptr().add(i));
+            let vb = _mm256_loadu_ps(b.as_ptr().add(i));
+            acc = _mm256_fmadd_ps(va, vb, acc);
+            i += 8;
+        }
+        let mut s = hsum(acc);
+        while i < n {
+            s += a[i] * b[i];
+            i += 1;
+        }
+        s
+    }
+
+    const _: () = assert!(QK == 32);
+}
+
+/// RMS normalisation of each row of `x` (width `w.len()`) in place: `x · w / rms(x)`.
+pub fn rms_norm(x: &mut [f32], w: &[f32], eps: f32) {
+    let n = w.len();
+    for row in x.chunks_exact_mut(n) {
+        let ss = dot_f32(row, row) / n as f32;
+        let scale = 1.0 / (ss + eps).sqrt();
+        for (v, g) in row.iter_mut().zip(w) {
+            *v = *v * scale * g;
+        }
+    }
+}
+
+/// SiLU(gate) · up, in place into `gate`.
+pub fn silu_mul(gate: &mut [f32], up: &[f32]) {
+    for (g, u) in gate.iter_mut().zip(up) {
+        *g = *g / (1.0 + (-*g).exp()) * u;
+    }
+}
+
+/// GELU (tanh approximation)(gate) · up, in place into `gate`.
+pub fn gelu_mul(gate: &mut [f32], up: &[f32]) {
+    const C: f32 = 0.797_884_6; // sqrt(2/pi)
+    for (g, u) in gate.iter_mut().zip(up) {
+        let x = *g;
+        *g = 0.5 * x * (1.0 + (C * (x + 0.044_715 * x * x * x)).tanh()) * u;
+    }
+}
+
+/// Softmax in place.
+pub fn softmax(x: &mut [f32]) {
+    let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut s = 0.0;
+    for v in x.iter_mut() {
+        *v = (*v - m).exp();
+        s += *v;
+    }
+    for v in x.iter_mut() {
+        *v /= s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    }
+
+    #[test]
+    fn q8_matmul_matches_f32_reference_and_is_batch_invariant() {
+        let (n, k, t) = (37, 96, 7);
+        let mut s = 1;
+        let w: Vec<f32> = (0..n * k).map(|_| lcg(&mut s)).collect();
+        let x: Vec<f32> = (0..t * k).map(|_| lcg(&mut s)).collect();
+        let wq = Weight::q8_from_f32(&w, n, k);
+        let mut y = vec![0.0; t * n];
+        wq.matmul(&x, &mut y);
+        for r in 0..t {
+            for c in 0..n {
+                let exact: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum();
+                assert!((y[r * n + c] - exact).abs() < 0.05, "{} vs {exact}", y[r * n + c]);
+            }
+            // Row alone gives the identical bits.
+            let mut y1 = vec![0.0; n];
+            wq.matmul(&x[r * k..(r + 1) * k], &mut y1);
+            assert_eq!(&y[r * n..(r + 1) * n], &y1[..]);
+        }
+        let wf = Weight::F32 {
+            rows: n,
+            cols: k,
+            data: w.clone(),
+        };
+        let mut yf = vec![0.0; t * n];
+        wf.matmul(&x, &mut yf);
+        let mut y1 = vec![0.0; n];
+        wf.matmul(&x[k..2 * k], &mut y1);
+        assert_eq!(&yf[n..2 * n], &y1[..]);
+    }
+
+    #[test]
+    fn quantize_roundtrip_is_close() {
+        let x: Vec<f32> = (0..64).map(|i| (i as f32 - 30.0) / 7.0).collect();
+        let mut b = vec![BlockQ8::default(); 2];
+        quantize_row(&x, &mut b);
+        let mut y = vec![0.0; 64];
+        dequantize_row(&b, &mut y);
+        for (a, c) in x.iter().zip(&y) {
+            assert!((a - c).abs() < 0.04);
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! One integration-test binary, a module per area (see tests/util.rs for helpers).
+
+mod util;
+
+mod engine;
+mod model_store;
+mod tokenizer;
