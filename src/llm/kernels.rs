@@ -113,29 +113,36 @@ impl Weight {
                     .zip(x.par_chunks(k))
                     .for_each(|(b, r)| quantize_row(r, b));
                 let yp = SendPtr(y.as_mut_ptr());
-                par_over_rows(n_out, t, |n0, n1| {
-                    for n in n0..n1 {
-                        let w = &blocks[n * nb..(n + 1) * nb];
-                        let mut r = 0;
-                        while r + 4 <= t {
-                            let s = dot_q8_x4(w, &xq[r * nb..(r + 4) * nb], nb);
+                let row_bytes = nb * std::mem::size_of::<BlockQ8>();
+                par_over_rows(n_out, t, row_bytes, |n0, n1| {
+                    // Tiles of 4 activation rows stay in L1 while the chunk's weight rows
+                    // (sized to fit L2) stream past them.
+                    let mut r = 0;
+                    while r + 4 <= t {
+                        let xs = &xq[r * nb..(r + 4) * nb];
+                        for n in n0..n1 {
+                            let s = dot_q8_x4(&blocks[n * nb..(n + 1) * nb], xs, nb);
                             for (i, v) in s.iter().enumerate() {
                                 // SAFETY: each task writes only columns n0..n1 of y.
                                 unsafe { *yp.get().add((r + i) * n_out + n) = *v };
                             }
-                            r += 4;
                         }
-                        while r < t {
-                            let s = dot_q8_x1(w, &xq[r * nb..(r + 1) * nb]);
+                        r += 4;
+                    }
+                    while r < t {
+                        let xs = &xq[r * nb..(r + 1) * nb];
+                        for n in n0..n1 {
+                            let s = dot_q8_x1(&blocks[n * nb..(n + 1) * nb], xs);
+                            // SAFETY: as above.
                             unsafe { *yp.get().add(r * n_out + n) = s };
-                            r += 1;
                         }
+                        r += 1;
                     }
                 });
             }
             Weight::F32 { data, .. } => {
                 let yp = SendPtr(y.as_mut_ptr());
-                par_over_rows(n_out, t, |n0, n1| {
+                par_over_rows(n_out, t, k * 4, |n0, n1| {
                     for n in n0..n1 {
                         let w = &data[n * k..(n + 1) * k];
                         for r in 0..t {
@@ -162,16 +169,18 @@ impl SendPtr {
     }
 }
 
-/// Splits output features into chunks sized for the thread pool and the work per feature.
-fn par_over_rows(n_out: usize, t: usize, f: impl Fn(usize, usize) + Sync) {
+/// Splits output features into chunks of at most ~128 KiB of weights (so a chunk stays in
+/// L2 while activation tiles pass over it), at least a few per thread.
+fn par_over_rows(n_out: usize, t: usize, row_bytes: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads().max(1);
     // Small problems run inline: the fork-join cost exceeds the work.
     if n_out * t < 4096 || threads == 1 {
         f(0, n_out);
         return;
     }
-    let chunks = (threads * 8).min(n_out);
-    let step = n_out.div_ceil(chunks);
+    let by_size = (128 * 1024 / row_bytes.max(1)).max(4);
+    let by_threads = n_out.div_ceil(threads * 4);
+    let step = by_size.min(by_threads).max(1);
     (0..n_out.div_ceil(step)).into_par_iter().for_each(|c| {
         let n0 = c * step;
         f(n0, (n0 + step).min(n_out));

@@ -1,13 +1,31 @@
 //! The in-process inference engine: GGUF loading, tokenizer, chat template, a batched
 //! transformer forward with per-sequence KV caches, the scheduler, sampling and `choose`.
+//!
+//! Layout: [`gguf`] reads files, [`config`] the hyper-parameters, [`kernels`] the CPU math,
+//! [`model`] the ragged-batch forward over [`kv`] caches, [`scheduler`] picks each step,
+//! [`prefix`] finds shared prompt prefixes, [`engine`] ties it together behind
+//! [`request`] types.
 
+pub mod config;
+pub mod engine;
 pub mod error;
 pub mod gguf;
-pub mod template;
-pub mod tokenizer;
-
-pub use error::LlmError;
-pub mod config;
 pub mod kernels;
 pub mod kv;
 pub mod model;
+pub mod prefix;
+pub mod request;
+pub mod sampler;
+pub mod scheduler;
+pub mod template;
+pub mod tokenizer;
+
+pub use engine::{Engine, EngineOptions, EngineStats, Event};
+pub use error::LlmError;
+pub use request::{
+    Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
+    TokenConstraint,
+};
+pub use sampler::Sampling;
+pub use template::{ChatTemplate, Message};
+pub use tokenizer::Tokenizer;

@@ -1,0 +1,130 @@
+//! Subcommands, one module each; this file holds the argument definitions and dispatch.
+
+mod bench_llm;
+mod chat;
+mod inspect;
+mod models;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use humanoid::llm::{Engine, EngineOptions};
+use humanoid::model_store::{self, ModelSpec, ResolvedModel};
+
+/// Offline simulator of LLM-driven humanoid agents, with a batched in-process GGUF engine.
+#[derive(Parser, Debug)]
+#[command(name = "humanoid", version, about)]
+pub struct Cli {
+    /// More logging (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print a model's architecture, quantization, sizes, special tokens and chat template.
+    InspectModel(inspect::InspectArgs),
+    /// Answer one prompt, streaming the reply.
+    Chat(chat::ChatArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// List or fetch the models described by the manifests in models/.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Engine speed: prefill, decode at batch 1/4/16, choose calls/s, load time, memory.
+    Llm(bench_llm::BenchLlmArgs),
+}
+
+/// Options shared by every command that loads a chat model.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// A manifest name (see `humanoid models list`), a .gguf path, or hf:OWNER/REPO/FILE.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Worker threads for the CPU kernels (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Most sequences in one forward step.
+    #[arg(long, default_value_t = 64)]
+    pub max_num_seqs: usize,
+    /// Most tokens in one forward step (longer prompts prefill in chunks).
+    #[arg(long, default_value_t = 1024)]
+    pub max_batched_tokens: usize,
+    /// Longest prompt + reply, in tokens.
+    #[arg(long, default_value_t = 4096)]
+    pub context: usize,
+}
+
+impl ModelArgs {
+    /// Resolves the model (fetching a default one if absent) and loads it.
+    pub fn load(&self) -> Result<(ResolvedModel, Engine)> {
+        if let Some(n) = self.threads {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build_global()
+                .ok();
+        }
+        let resolved = resolve_model(self.model.as_deref())?;
+        let mut opts = EngineOptions::default();
+        opts.limits.max_num_seqs = self.max_num_seqs.max(1);
+        opts.limits.max_batched_tokens = self.max_batched_tokens.max(1);
+        opts.context_budget = self.context.max(2);
+        let engine = Engine::load(&resolved.path, opts)
+            .with_context(|| format!("loading model {}", resolved.path.display()))?;
+        Ok((resolved, engine))
+    }
+}
+
+/// Resolves a `--model` value (or the default chat model) to a file, fetching defaults.
+pub fn resolve_model(spec: Option<&str>) -> Result<ResolvedModel> {
+    let spec = match spec {
+        Some(s) => ModelSpec::parse(s)?,
+        None => model_store::default_chat_model(),
+    };
+    Ok(model_store::resolve(&spec, &model_store::models_dir(), true)?)
+}
+
+/// Sets up logging to stderr.
+pub fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::InspectModel(a) => inspect::run(a),
+        Command::Chat(a) => chat::run(a),
+        Command::Bench(BenchCommand::Llm(a)) => bench_llm::run(a),
+        Command::Models(c) => models::run(c),
+    }
+}
+
+/// Resident and peak memory of this process, in bytes (Linux; zeros elsewhere).
+pub fn memory_usage() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}

@@ -1,0 +1,703 @@
+//! The engine: requests in, responses out, every request of a call batched together.
+//!
+//! A call to [`Engine::run`] takes any mix of `generate` and `choose` requests. Prompts that
+//! share a prefix (with each other, or with a recent call's prompt) prefill it once and
+//! continue from its KV cache; `choose` prefills its prompt once and scores every option as
+//! a continuation of it. The scheduler then runs continuous batching: each forward step
+//! takes decoding sequences and prefill chunks up to the limits; finished sequences free
+//! their cache at once and new ones (options, released prefix groups) join the next step.
+//! Each request samples from its own seeded sampler and the kernels are batch-invariant, so
+//! a request's result does not depend on what it was batched with.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::config::Config;
+use super::error::{LlmError, Result};
+use super::gguf::GgufFile;
+use super::kv::{SeqCache, SharedPrefix};
+use super::model::{LogitsFor, Model, SeqInput, WeightFormat};
+use super::prefix::{group_shared_prefixes, PrefixCache};
+use super::request::{
+    Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
+};
+use super::sampler::{log_prob, Sampler};
+use super::scheduler::{plan_step, Candidate, SchedulerLimits};
+use super::template::ChatTemplate;
+use super::tokenizer::Tokenizer;
+
+/// Engine settings.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    pub limits: SchedulerLimits,
+    /// Longest prompt + generation allowed (capped by the model's own context).
+    pub context_budget: usize,
+    pub weight_format: WeightFormat,
+    /// Tokens of recent prompt prefixes kept for reuse across calls (0 disables).
+    pub prefix_cache_tokens: usize,
+    /// Shortest common prefix worth sharing.
+    pub min_shared_prefix: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            limits: SchedulerLimits::default(),
+            context_budget: 4096,
+            weight_format: WeightFormat::Q8,
+            prefix_cache_tokens: 8192,
+            min_shared_prefix: 16,
+        }
+    }
+}
+
+/// Counters over the engine's life, for benchmarks and run logs.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineStats {
+    pub forward_steps: u64,
+    pub prompt_tokens: u64,
+    /// Prompt tokens not computed because a shared prefix covered them.
+    pub reused_prompt_tokens: u64,
+    pub generated_tokens: u64,
+    pub choose_calls: u64,
+    pub generate_calls: u64,
+    /// Sum over steps of sequences in the step (occupancy = this / forward_steps).
+    pub batched_seqs: u64,
+    pub forward_time: Duration,
+}
+
+/// Something that happened while running a batch, for streaming and progress.
+pub enum Event<'a> {
+    /// New text of request `index`'s generation.
+    Text { index: usize, delta: &'a str },
+    /// A forward step ran with this many sequences and tokens, taking `elapsed`.
+    Step {
+        seqs: usize,
+        tokens: usize,
+        elapsed: Duration,
+    },
+}
+
+/// A loaded model with its tokenizer and chat template, ready to serve batches.
+pub struct Engine {
+    model: Model,
+    tokenizer: Tokenizer,
+    template: ChatTemplate,
+    opts: EngineOptions,
+    budget: usize,
+    prefix_cache: PrefixCache,
+    stats: EngineStats,
+    /// Token that ends an assistant turn, appended when scoring `choose` options of chat prompts.
+    end_of_turn: Option<u32>,
+}
+
+enum Role {
+    /// Computes a shared prefix for the members of a group.
+    Prefix { group: usize },
+    Generate {
+        req: usize,
+        sampler: Sampler,
+        generated: Vec<u32>,
+        text_len: usize,
+    },
+    ChoosePrompt { req: usize },
+    ChooseOption { req: usize, option: usize },
+}
+
+struct Seq {
+    role: Role,
+    cache: SeqCache,
+    /// Tokens still to feed, in order.
+    pending: Vec<u32>,
+    /// Which logits the last chunk of `pending` produces.
+    want: LogitsFor,
+}
+
+/// Per-request bookkeeping while a batch runs.
+enum Slot {
+    Generate {
+        prompt_len: usize,
+        max_new: usize,
+    },
+    Choose {
+        options: Vec<Vec<u32>>,
+        /// Running sum of log-probabilities per option.
+        logp: Vec<f32>,
+        remaining: usize,
+        prompt_len: usize,
+    },
+    Done,
+}
+
+impl Engine {
+    /// Loads a GGUF model (tokenizer from its metadata, or a `tokenizer.json` beside it).
+    pub fn load(path: &Path, opts: EngineOptions) -> Result<Self> {
+        let mut g = GgufFile::open(path)?;
+        let beside = path.with_file_name("tokenizer.json");
+        let tokenizer = if beside.exists() {
+            Tokenizer::from_file(&beside)?
+        } else {
+            Tokenizer::from_gguf(&g)?
+        };
+        let template = ChatTemplate::from_gguf(&g, &tokenizer)?.unwrap_or_else(ChatTemplate::plain);
+        let model = Model::load(&mut g, opts.weight_format, opts.context_budget)?;
+        Ok(Self::new(model, tokenizer, template, opts))
+    }
+
+    /// An engine over already-loaded parts.
+    pub fn new(model: Model, tokenizer: Tokenizer, template: ChatTemplate, opts: EngineOptions) -> Self {
+        let budget = opts.context_budget.min(model.max_positions());
+        let end_of_turn = ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
+            .iter()
+            .find_map(|t| tokenizer.id_of(t))
+            .or(tokenizer.eos_id());
+        let prefix_cache = PrefixCache::new(opts.prefix_cache_tokens);
+        Self {
+            model,
+            tokenizer,
+            template,
+            opts,
+            budget,
+            prefix_cache,
+            stats: EngineStats::default(),
+            end_of_turn,
+        }
+    }
+
+    /// The model's hyper-parameters.
+    pub fn config(&self) -> &Config {
+        self.model.config()
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The chat template.
+    pub fn template(&self) -> &ChatTemplate {
+        &self.template
+    }
+
+    /// The model itself.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Longest prompt + generation a request may have.
+    pub fn context_budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Counters since load.
+    pub fn stats(&self) -> &EngineStats {
+        &self.stats
+    }
+
+    /// Drops every cached prefix.
+    pub fn clear_prefix_cache(&mut self) {
+        self.prefix_cache.clear();
+    }
+
+    /// The token ids a prompt becomes (chat template applied for messages).
+    pub fn prompt_tokens(&self, prompt: &Prompt) -> Result<Vec<u32>> {
+        match prompt {
+            Prompt::Chat(messages) => {
+                let text = self.template.render(messages, true)?;
+                self.tokenizer.encode_prompt(&text, true)
+            }
+            Prompt::Text(text) => self.tokenizer.encode_prompt(text, true),
+            Prompt::Tokens(ids) => Ok(ids.clone()),
+        }
+    }
+
+    /// One `generate` request.
+    pub fn generate(&mut self, req: GenerateRequest) -> Result<Generation> {
+        match self.run(vec![Request::Generate(req)], |_| {}).remove(0)? {
+            Response::Generated(g) => Ok(g),
+            Response::Chosen(_) => unreachable!("a generate request yields a generation"),
+        }
+    }
+
+    /// One `choose` request.
+    pub fn choose(&mut self, req: ChooseRequest) -> Result<Choice> {
+        match self.run(vec![Request::Choose(req)], |_| {}).remove(0)? {
+            Response::Chosen(c) => Ok(c),
+            Response::Generated(_) => unreachable!("a choose request yields a choice"),
+        }
+    }
+
+    /// Runs every request as one batch; responses come back in request order. A request that
+    /// cannot run (over budget, bad input) gets its own error; the others still run.
+    pub fn run(&mut self, requests: Vec<Request>, mut on_event: impl FnMut(Event<'_>)) -> Vec<Result<Response>> {
+        let n = requests.len();
+        let mut results: Vec<Option<Result<Response>>> = (0..n).map(|_| None).collect();
+        let mut slots: Vec<Slot> = (0..n).map(|_| Slot::Done).collect();
+        // Tokenize and check budgets.
+        let mut prompts: Vec<Option<Vec<u32>>> = Vec::with_capacity(n);
+        for (i, r) in requests.iter().enumerate() {
+            match self.prepare(r) {
+                Ok((tokens, slot)) => {
+                    prompts.push(Some(tokens));
+                    slots[i] = slot;
+                }
+                Err(e) => {
+                    prompts.push(None);
+                    results[i] = Some(Err(e));
+                }
+            }
+        }
+        // Shared prefixes: within this batch, and from earlier calls.
+        let groups = group_shared_prefixes(&prompts, self.opts.min_shared_prefix);
+        let mut group_of: Vec<Option<usize>> = vec![None; n];
+        let mut group_prefix: Vec<Option<SharedPrefix>> = vec![None; groups.len()];
+        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+        let mut seqs: Vec<Seq> = Vec::new();
+        for (gi, grp) in groups.iter().enumerate() {
+            let lead = &prompts[grp.members[0]].as_deref().unwrap_or_default()[..grp.len];
+            let (prefix, hit) = self.prefix_cache.lookup(lead, self.opts.min_shared_prefix);
+            for &m in &grp.members {
+                group_of[m] = Some(gi);
+                waiting[gi].push(m);
+            }
+            self.stats.reused_prompt_tokens += hit as u64;
+            let cache = self.cache_from(prefix, grp.len);
+            seqs.push(Seq {
+                role: Role::Prefix { group: gi },
+                cache,
+                pending: lead[hit..].to_vec(),
+                want: LogitsFor::None,
+            });
+        }
+        for i in 0..n {
+            if group_of[i].is_none() {
+                if let Some(p) = prompts[i].take() {
+                    let seq = self.start_seq(&requests[i], i, p, SharedPrefix::default());
+                    seqs.push(seq);
+                }
+            }
+        }
+
+        while !seqs.is_empty() {
+            // A prefix whose tokens are all cached already is done without a step.
+            let cands: Vec<Candidate> = seqs
+                .iter()
+                .map(|s| Candidate {
+                    pending: s.pending.len(),
+                    chunkable: s.want != LogitsFor::All,
+                })
+                .collect();
+            let plan = plan_step(&cands, self.opts.limits);
+            let mut finished_idle: Vec<usize> = seqs
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.pending.is_empty())
+                .map(|(i, _)| i)
+                .collect();
+            let mut outputs: Vec<(usize, Vec<f32>)> = Vec::new();
+            if !plan.is_empty() {
+                let t0 = Instant::now();
+                let mut chosen: Vec<usize> = plan.iter().map(|p| p.0).collect();
+                chosen.sort_unstable();
+                let takes: std::collections::HashMap<usize, usize> = plan.iter().copied().collect();
+                let mut fed: Vec<Vec<u32>> = Vec::with_capacity(chosen.len());
+                let mut modes = Vec::with_capacity(chosen.len());
+                for &i in &chosen {
+                    let s = &mut seqs[i];
+                    let take = takes[&i];
+                    let last_chunk = take == s.pending.len();
+                    fed.push(s.pending.drain(..take).collect());
+                    modes.push(if last_chunk { s.want } else { LogitsFor::None });
+                }
+                let tokens: usize = fed.iter().map(|f| f.len()).sum();
+                let logits = {
+                    let mut inputs: Vec<SeqInput<'_>> = Vec::with_capacity(chosen.len());
+                    let mut rest: &mut [Seq] = &mut seqs;
+                    let mut base = 0;
+                    for (k, &i) in chosen.iter().enumerate() {
+                        let (_, tail) = rest.split_at_mut(i - base);
+                        let (head, tail2) = tail.split_at_mut(1);
+                        inputs.push(SeqInput {
+                            cache: &mut head[0].cache,
+                            tokens: &fed[k],
+                            logits: modes[k],
+                        });
+                        rest = tail2;
+                        base = i + 1;
+                    }
+                    self.model.forward(&mut inputs)
+                };
+                self.stats.forward_steps += 1;
+                self.stats.batched_seqs += chosen.len() as u64;
+                let elapsed = t0.elapsed();
+                self.stats.forward_time += elapsed;
+                on_event(Event::Step {
+                    seqs: chosen.len(),
+                    tokens,
+                    elapsed,
+                });
+                match logits {
+                    Ok(l) => {
+                        for ((&i, rows), mode) in chosen.iter().zip(l).zip(&modes) {
+                            if *mode != LogitsFor::None {
+                                outputs.push((i, rows));
+                            } else if seqs[i].pending.is_empty() {
+                                finished_idle.push(i);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        // A failed step fails every request it touched.
+                        let msg = e.to_string();
+                        for &i in &chosen {
+                            for r in self.requests_of(&seqs[i], &waiting) {
+                                if results[r].is_none() {
+                                    results[r] = Some(Err(LlmError::InvalidRequest(msg.clone())));
+                                    slots[r] = Slot::Done;
+                                }
+                            }
+                            seqs[i].pending.clear();
+                            seqs[i].role = Role::Prefix { group: usize::MAX };
+                        }
+                    }
+                }
+            }
+            // Apply outputs; collect removals and new sequences.
+            let mut remove: Vec<usize> = Vec::new();
+            let mut spawned: Vec<Seq> = Vec::new();
+            for i in finished_idle {
+                if let Role::Prefix { group } = seqs[i].role {
+                    if group != usize::MAX {
+                        let prefix = seqs[i].cache.share();
+                        let toks = prompts[groups[group].members[0]].as_deref().unwrap_or_default();
+                        self.prefix_cache.insert(&toks[..prefix.len()], prefix.clone());
+                        group_prefix[group] = Some(prefix.clone());
+                        for m in std::mem::take(&mut waiting[group]) {
+                            if let Some(p) = prompts[m].take() {
+                                spawned.push(self.start_seq(&requests[m], m, p, prefix.clone()));
+                            }
+                        }
+                    }
+                }
+                remove.push(i);
+            }
+            for (i, rows) in outputs {
+                let done = self.apply(&mut seqs[i], rows, &mut slots, &mut results, &requests, &mut spawned, &mut on_event);
+                if done {
+                    remove.push(i);
+                }
+            }
+            remove.sort_unstable();
+            remove.dedup();
+            for i in remove.into_iter().rev() {
+                seqs.remove(i);
+            }
+            seqs.extend(spawned);
+        }
+        let _ = group_prefix;
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidRequest("request produced no result".into()))))
+            .collect()
+    }
+
+    fn requests_of(&self, seq: &Seq, waiting: &[Vec<usize>]) -> Vec<usize> {
+        match &seq.role {
+            Role::Prefix { group } => waiting.get(*group).cloned().unwrap_or_default(),
+            Role::Generate { req, .. } | Role::ChoosePrompt { req } | Role::ChooseOption { req, .. } => vec![*req],
+        }
+    }
+
+    fn cache_from(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
+        let cfg = self.model.config();
+        let cap = capacity.saturating_sub(prefix.len()).max(16);
+        SeqCache::with_prefix(prefix, cfg.n_layers, cfg.kv_dim(), cap)
+    }
+
+    /// Tokenizes a request and checks it against the budget.
+    fn prepare(&mut self, r: &Request) -> Result<(Vec<u32>, Slot)> {
+        match r {
+            Request::Generate(g) => {
+                let tokens = self.prompt_tokens(&g.prompt)?;
+                self.check_prompt(&tokens)?;
+                self.stats.generate_calls += 1;
+                self.stats.prompt_tokens += tokens.len() as u64;
+                let max_new = g.max_tokens.min(self.budget - tokens.len());
+                Ok((
+                    tokens.clone(),
+                    Slot::Generate {
+                        prompt_len: tokens.len(),
+                        max_new,
+                    },
+                ))
+            }
+            Request::Choose(c) => {
+                if c.options.is_empty() {
+                    return Err(LlmError::InvalidRequest("choose needs at least one option".into()));
+                }
+                let tokens = self.prompt_tokens(&c.prompt)?;
+                let terminator = match c.prompt {
+                    Prompt::Chat(_) => self.end_of_turn,
+                    _ => None,
+                };
+                let mut options = Vec::with_capacity(c.options.len());
+                for o in &c.options {
+                    let mut ids = self.tokenizer.encode(o, false)?;
+                    if ids.is_empty() {
+                        return Err(LlmError::InvalidRequest(format!("option {o:?} has no tokens")));
+                    }
+                    ids.extend(terminator);
+                    options.push(ids);
+                }
+                let longest = options.iter().map(|o| o.len()).max().unwrap_or(0);
+                self.check_prompt(&tokens)?;
+                if tokens.len() + longest > self.budget {
+                    return Err(LlmError::OverBudget {
+                        tokens: tokens.len() + longest,
+                        budget: self.budget,
+                    });
+                }
+                self.stats.choose_calls += 1;
+                self.stats.prompt_tokens += tokens.len() as u64;
+                let k = options.len();
+                Ok((
+                    tokens.clone(),
+                    Slot::Choose {
+                        options,
+                        logp: vec![0.0; k],
+                        remaining: k,
+                        prompt_len: tokens.len(),
+                    },
+                ))
+            }
+        }
+    }
+
+    fn check_prompt(&self, tokens: &[u32]) -> Result<()> {
+        if tokens.is_empty() {
+            return Err(LlmError::InvalidRequest("the prompt is empty".into()));
+        }
+        if tokens.len() >= self.budget {
+            return Err(LlmError::OverBudget {
+                tokens: tokens.len(),
+                budget: self.budget,
+            });
+        }
+        Ok(())
+    }
+
+    /// The first sequence of a request, continuing from `prefix` (which must leave at least
+    /// one prompt token to feed).
+    fn start_seq(&mut self, r: &Request, index: usize, prompt: Vec<u32>, prefix: SharedPrefix) -> Seq {
+        let (prefix, hit) = if prefix.is_empty() {
+            self.prefix_cache.lookup(&prompt, self.opts.min_shared_prefix)
+        } else {
+            let l = prefix.len();
+            (prefix, l)
+        };
+        let hit = hit.min(prompt.len() - 1);
+        let prefix = prefix.truncated(hit);
+        self.stats.reused_prompt_tokens += hit as u64;
+        let extra = match r {
+            Request::Generate(g) => g.max_tokens,
+            Request::Choose(_) => 1,
+        };
+        let cache = self.cache_from(prefix, prompt.len() + extra);
+        let pending = prompt[hit..].to_vec();
+        let role = match r {
+            Request::Generate(g) => Role::Generate {
+                req: index,
+                sampler: Sampler::new(g.sampling.clone(), g.seed),
+                generated: Vec::new(),
+                text_len: 0,
+            },
+            Request::Choose(_) => Role::ChoosePrompt { req: index },
+        };
+        Seq {
+            role,
+            cache,
+            pending,
+            want: LogitsFor::Last,
+        }
+    }
+
+    /// Applies a step's logits to a sequence. Returns whether the sequence is finished.
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        seq: &mut Seq,
+        rows: Vec<f32>,
+        slots: &mut [Slot],
+        results: &mut [Option<Result<Response>>],
+        requests: &[Request],
+        spawned: &mut Vec<Seq>,
+        on_event: &mut impl FnMut(Event<'_>),
+    ) -> bool {
+        let vocab = self.model.config().vocab;
+        match &mut seq.role {
+            Role::Prefix { .. } => true,
+            Role::Generate {
+                req,
+                sampler,
+                generated,
+                text_len,
+            } => {
+                let req = *req;
+                let Request::Generate(g) = &requests[req] else {
+                    return true;
+                };
+                let Slot::Generate { prompt_len, max_new } = slots[req] else {
+                    return true;
+                };
+                let mut logits = rows;
+                logits.truncate(vocab);
+                let mut finish = None;
+                let token = match &g.constraint {
+                    Some(c) => {
+                        let mut c = c.lock().unwrap_or_else(|p| p.into_inner());
+                        c.mask(generated, &mut logits);
+                        sampler.sample(&logits)
+                    }
+                    None => sampler.sample(&logits),
+                };
+                let Some(token) = token else {
+                    return self.finish_generation(req, generated, prompt_len, FinishReason::NoAllowedToken, results, slots);
+                };
+                self.stats.generated_tokens += 1;
+                if self.tokenizer.stop_ids().contains(&token) {
+                    finish = Some(FinishReason::Stop);
+                } else {
+                    generated.push(token);
+                    let text = self.tokenizer.decode(generated).unwrap_or_default();
+                    if let Some(cut) = g.stop.iter().filter_map(|s| text.find(s.as_str())).min() {
+                        let keep = cut.max(*text_len);
+                        if keep > *text_len {
+                            on_event(Event::Text {
+                                index: req,
+                                delta: &text[*text_len..keep],
+                            });
+                        }
+                        return self.finish_text(req, text[..cut].to_string(), generated.len(), prompt_len, FinishReason::Stop, results, slots);
+                    }
+                    let complete = !text.ends_with('\u{FFFD}');
+                    if complete && text.len() > *text_len && text.is_char_boundary(*text_len) {
+                        on_event(Event::Text {
+                            index: req,
+                            delta: &text[*text_len..],
+                        });
+                        *text_len = text.len();
+                    }
+                    if let Some(c) = &g.constraint {
+                        if c.lock().unwrap_or_else(|p| p.into_inner()).is_complete(generated) {
+                            finish = Some(FinishReason::Stop);
+                        }
+                    }
+                    if finish.is_none() && generated.len() >= max_new {
+                        finish = Some(FinishReason::Length);
+                    }
+                }
+                match finish {
+                    Some(reason) => self.finish_generation(req, generated, prompt_len, reason, results, slots),
+                    None => {
+                        seq.pending.push(token);
+                        false
+                    }
+                }
+            }
+            Role::ChoosePrompt { req } => {
+                let req = *req;
+                let Slot::Choose { options, logp, remaining, .. } = &mut slots[req] else {
+                    return true;
+                };
+                let row = &rows[..vocab];
+                let prefix = seq.cache.share();
+                for (k, opt) in options.iter().enumerate() {
+                    logp[k] = log_prob(row, opt[0] as usize);
+                    if opt.len() > 1 {
+                        let cfg = self.model.config();
+                        spawned.push(Seq {
+                            role: Role::ChooseOption { req, option: k },
+                            cache: SeqCache::with_prefix(prefix.clone(), cfg.n_layers, cfg.kv_dim(), opt.len()),
+                            pending: opt[..opt.len() - 1].to_vec(),
+                            want: LogitsFor::All,
+                        });
+                    } else {
+                        *remaining -= 1;
+                    }
+                }
+                if *remaining == 0 {
+                    self.finish_choice(req, slots, results);
+                }
+                true
+            }
+            Role::ChooseOption { req, option } => {
+                let (req, option) = (*req, *option);
+                let Slot::Choose { options, logp, remaining, .. } = &mut slots[req] else {
+                    return true;
+                };
+                let opt = &options[option];
+                for (j, row) in rows.chunks_exact(vocab).enumerate() {
+                    logp[option] += log_prob(row, opt[j + 1] as usize);
+                }
+                *remaining -= 1;
+                if *remaining == 0 {
+                    self.finish_choice(req, slots, results);
+                }
+                true
+            }
+        }
+    }
+
+    fn finish_generation(
+        &mut self,
+        req: usize,
+        generated: &[u32],
+        prompt_len: usize,
+        reason: FinishReason,
+        results: &mut [Option<Result<Response>>],
+        slots: &mut [Slot],
+    ) -> bool {
+        let text = self.tokenizer.decode(generated).unwrap_or_default();
+        self.finish_text(req, text, generated.len(), prompt_len, reason, results, slots)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_text(
+        &mut self,
+        req: usize,
+        text: String,
+        generated_tokens: usize,
+        prompt_len: usize,
+        reason: FinishReason,
+        results: &mut [Option<Result<Response>>],
+        slots: &mut [Slot],
+    ) -> bool {
+        results[req] = Some(Ok(Response::Generated(Generation {
+            text,
+            prompt_tokens: prompt_len,
+            generated_tokens,
+            finish: reason,
+        })));
+        slots[req] = Slot::Done;
+        true
+    }
+
+    fn finish_choice(&mut self, req: usize, slots: &mut [Slot], results: &mut [Option<Result<Response>>]) {
+        if let Slot::Choose { logp, prompt_len, .. } = &slots[req] {
+            let max = logp.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let exp: Vec<f64> = logp.iter().map(|&l| ((l - max) as f64).exp()).collect();
+            let sum: f64 = exp.iter().sum();
+            let probs: Vec<f32> = exp.iter().map(|e| (e / sum) as f32).collect();
+            let best = super::sampler::argmax(logp).unwrap_or(0);
+            results[req] = Some(Ok(Response::Chosen(Choice {
+                index: best,
+                probs,
+                logprobs: logp.clone(),
+                prompt_tokens: *prompt_len,
+            })));
+        }
+        slots[req] = Slot::Done;
+    }
+}
