@@ -1,1 +1,31 @@
-fn main(){}
+//! Criterion benches of the engine's hot paths (CPU kernels). Whole-engine numbers come from
+//! `humanoid bench llm`.
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use humanoid::llm::kernels::Weight;
+
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
+/// Q8_0 matmul of SmolLM2's MLP shape (1536 × 576) for 1, 4, 16 and 128 rows.
+fn q8_matmul(c: &mut Criterion) {
+    let (n, k) = (1536, 576);
+    let w = Weight::q8_from_f32(&data(n * k, 1), n, k);
+    let mut g = c.benchmark_group("q8_matmul_1536x576");
+    for rows in [1usize, 4, 16, 128] {
+        let x = data(rows * k, 2);
+        let mut y = vec![0f32; rows * n];
+        g.bench_with_input(BenchmarkId::from_parameter(rows), &rows, |b, _| {
+            b.iter(|| w.matmul(black_box(&x), &mut y))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, q8_matmul);
+criterion_main!(benches);

@@ -36,7 +36,8 @@ const EXTRA_TEXTS: &[&str] = &[
     "DON'T don't I'LL 1,234.5 0x1F 3.14e-10",
     "<table><tr><td>a</td></tr></table> <start_of_turn> <|im_start|> <|unknown|>",
     "trailing spaces   ",
-    " ▁ ▁▁ <0x41> \u{0} \u{7f} \u{200b}\u{feff}",
+    // (A literal "▁" decodes as a space in SentencePiece models, in llama.cpp too.)
+    " <0x41> \u{0} \u{7f} \u{200b}\u{feff}",
     "🤖🤖🤖 ﷽ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \u{10FFFD}",
 ];
 

@@ -117,7 +117,9 @@ pub fn run(a: BenchLlmArgs) -> Result<()> {
     } else {
         ProgressBar::new((steps * repeat) as u64)
     };
-    bar.set_style(ProgressStyle::with_template("{msg:<24} [{bar:30}] {pos}/{len} {elapsed}")?);
+    bar.set_style(ProgressStyle::with_template(
+        "{msg:<24} [{bar:30}] {pos}/{len} {elapsed}",
+    )?);
 
     // Prefill: ~500 tokens, one token out.
     bar.set_message("prefill 500 tokens");
@@ -136,7 +138,13 @@ pub fn run(a: BenchLlmArgs) -> Result<()> {
         let mut best = 0f64;
         for r in 0..repeat {
             let reqs = (0..batch)
-                .map(|i| Ok(gen(prompt_of(&engine, 40 + 23 * i, 100 * r + i)?, a.decode_tokens, &stops)))
+                .map(|i| {
+                    Ok(gen(
+                        prompt_of(&engine, 40 + 23 * i, 100 * r + i)?,
+                        a.decode_tokens,
+                        &stops,
+                    ))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let t = timed_run(&mut engine, reqs)?;
             best = best.max(t.decode_tokens as f64 / t.decode_time.as_secs_f64());
@@ -152,7 +160,11 @@ pub fn run(a: BenchLlmArgs) -> Result<()> {
     for r in 0..repeat {
         let reqs: Vec<Request> = (0..16)
             .map(|i| {
-                let q = format!("Question {}: Is John Lin at the pharmacy at {} o'clock? Answer yes or no.", 1000 * r + i, 7 + i % 10);
+                let q = format!(
+                    "Question {}: Is John Lin at the pharmacy at {} o'clock? Answer yes or no.",
+                    1000 * r + i,
+                    7 + i % 10
+                );
                 Request::Choose(ChooseRequest::new(
                     Prompt::Chat(vec![Message::system(PASSAGE), Message::user(q)]),
                     ["yes", "no"],
@@ -166,7 +178,10 @@ pub fn run(a: BenchLlmArgs) -> Result<()> {
         let alone_prefill = timed_run(&mut engine, vec![gen(ids.clone(), 1, &stops)])?.total;
         let alone_choose = timed_run(
             &mut engine,
-            vec![Request::Choose(ChooseRequest::new(Prompt::Tokens(ids), ["yes", "no"]))],
+            vec![Request::Choose(ChooseRequest::new(
+                Prompt::Tokens(ids),
+                ["yes", "no"],
+            ))],
         )?
         .total;
         ratio = ratio.min(alone_choose.as_secs_f64() / alone_prefill.as_secs_f64());

@@ -87,7 +87,11 @@ pub fn resolve_model(spec: Option<&str>) -> Result<ResolvedModel> {
         Some(s) => ModelSpec::parse(s)?,
         None => model_store::default_chat_model(),
     };
-    Ok(model_store::resolve(&spec, &model_store::models_dir(), true)?)
+    Ok(model_store::resolve(
+        &spec,
+        &model_store::models_dir(),
+        true,
+    )?)
 }
 
 /// Sets up logging to stderr.

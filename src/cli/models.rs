@@ -23,7 +23,8 @@ pub fn run(c: ModelsCommand) -> Result<()> {
     match c {
         ModelsCommand::List => {
             for m in model_store::list_manifests(&dir)? {
-                let present = model_store::resolve(&ModelSpec::Manifest(m.name.clone()), &dir, false).is_ok();
+                let present =
+                    model_store::resolve(&ModelSpec::Manifest(m.name.clone()), &dir, false).is_ok();
                 println!(
                     "{:<16} {:<9} {:<7} {}{}",
                     m.name,
@@ -36,7 +37,10 @@ pub fn run(c: ModelsCommand) -> Result<()> {
         }
         ModelsCommand::Fetch { names, all } => {
             let names: Vec<String> = if all {
-                model_store::list_manifests(&dir)?.into_iter().map(|m| m.name).collect()
+                model_store::list_manifests(&dir)?
+                    .into_iter()
+                    .map(|m| m.name)
+                    .collect()
             } else if names.is_empty() {
                 model_store::list_manifests(&dir)?
                     .into_iter()

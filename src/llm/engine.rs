@@ -95,15 +95,22 @@ pub struct Engine {
 
 enum Role {
     /// Computes a shared prefix for the members of a group.
-    Prefix { group: usize },
+    Prefix {
+        group: usize,
+    },
     Generate {
         req: usize,
-        sampler: Sampler,
+        sampler: Box<Sampler>,
         generated: Vec<u32>,
         text_len: usize,
     },
-    ChoosePrompt { req: usize },
-    ChooseOption { req: usize, option: usize },
+    ChoosePrompt {
+        req: usize,
+    },
+    ChooseOption {
+        req: usize,
+        option: usize,
+    },
 }
 
 struct Seq {
@@ -135,19 +142,27 @@ impl Engine {
     /// Loads a GGUF model (tokenizer from its metadata, or a `tokenizer.json` beside it).
     pub fn load(path: &Path, opts: EngineOptions) -> Result<Self> {
         let mut g = GgufFile::open(path)?;
+        // The architecture first: an unsupported one is the error, not what it lacks.
+        Config::from_gguf(&g)?;
         let beside = path.with_file_name("tokenizer.json");
         let tokenizer = if beside.exists() {
             Tokenizer::from_file(&beside)?
         } else {
             Tokenizer::from_gguf(&g)?
         };
-        let template = ChatTemplate::from_gguf(&g, &tokenizer)?.unwrap_or_else(ChatTemplate::plain);
+        let template = ChatTemplate::from_gguf(&g, &tokenizer)?
+            .unwrap_or_else(|| ChatTemplate::fallback(&tokenizer));
         let model = Model::load(&mut g, opts.weight_format, opts.context_budget)?;
         Ok(Self::new(model, tokenizer, template, opts))
     }
 
     /// An engine over already-loaded parts.
-    pub fn new(model: Model, tokenizer: Tokenizer, template: ChatTemplate, opts: EngineOptions) -> Self {
+    pub fn new(
+        model: Model,
+        tokenizer: Tokenizer,
+        template: ChatTemplate,
+        opts: EngineOptions,
+    ) -> Self {
         let budget = opts.context_budget.min(model.max_positions());
         let end_of_turn = ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
             .iter()
@@ -231,7 +246,11 @@ impl Engine {
 
     /// Runs every request as one batch; responses come back in request order. A request that
     /// cannot run (over budget, bad input) gets its own error; the others still run.
-    pub fn run(&mut self, requests: Vec<Request>, mut on_event: impl FnMut(Event<'_>)) -> Vec<Result<Response>> {
+    pub fn run(
+        &mut self,
+        requests: Vec<Request>,
+        mut on_event: impl FnMut(Event<'_>),
+    ) -> Vec<Result<Response>> {
         let n = requests.len();
         let mut results: Vec<Option<Result<Response>>> = (0..n).map(|_| None).collect();
         let mut slots: Vec<Slot> = (0..n).map(|_| Slot::Done).collect();
@@ -371,8 +390,11 @@ impl Engine {
                 if let Role::Prefix { group } = seqs[i].role {
                     if group != usize::MAX {
                         let prefix = seqs[i].cache.share();
-                        let toks = prompts[groups[group].members[0]].as_deref().unwrap_or_default();
-                        self.prefix_cache.insert(&toks[..prefix.len()], prefix.clone());
+                        let toks = prompts[groups[group].members[0]]
+                            .as_deref()
+                            .unwrap_or_default();
+                        self.prefix_cache
+                            .insert(&toks[..prefix.len()], prefix.clone());
                         group_prefix[group] = Some(prefix.clone());
                         for m in std::mem::take(&mut waiting[group]) {
                             if let Some(p) = prompts[m].take() {
@@ -384,7 +406,15 @@ impl Engine {
                 remove.push(i);
             }
             for (i, rows) in outputs {
-                let done = self.apply(&mut seqs[i], rows, &mut slots, &mut results, &requests, &mut spawned, &mut on_event);
+                let done = self.apply(
+                    &mut seqs[i],
+                    rows,
+                    &mut slots,
+                    &mut results,
+                    &requests,
+                    &mut spawned,
+                    &mut on_event,
+                );
                 if done {
                     remove.push(i);
                 }
@@ -399,14 +429,22 @@ impl Engine {
         let _ = group_prefix;
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidRequest("request produced no result".into()))))
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(LlmError::InvalidRequest(
+                        "request produced no result".into(),
+                    ))
+                })
+            })
             .collect()
     }
 
     fn requests_of(&self, seq: &Seq, waiting: &[Vec<usize>]) -> Vec<usize> {
         match &seq.role {
             Role::Prefix { group } => waiting.get(*group).cloned().unwrap_or_default(),
-            Role::Generate { req, .. } | Role::ChoosePrompt { req } | Role::ChooseOption { req, .. } => vec![*req],
+            Role::Generate { req, .. }
+            | Role::ChoosePrompt { req }
+            | Role::ChooseOption { req, .. } => vec![*req],
         }
     }
 
@@ -435,7 +473,9 @@ impl Engine {
             }
             Request::Choose(c) => {
                 if c.options.is_empty() {
-                    return Err(LlmError::InvalidRequest("choose needs at least one option".into()));
+                    return Err(LlmError::InvalidRequest(
+                        "choose needs at least one option".into(),
+                    ));
                 }
                 let tokens = self.prompt_tokens(&c.prompt)?;
                 let terminator = match c.prompt {
@@ -446,7 +486,9 @@ impl Engine {
                 for o in &c.options {
                     let mut ids = self.tokenizer.encode(o, false)?;
                     if ids.is_empty() {
-                        return Err(LlmError::InvalidRequest(format!("option {o:?} has no tokens")));
+                        return Err(LlmError::InvalidRequest(format!(
+                            "option {o:?} has no tokens"
+                        )));
                     }
                     ids.extend(terminator);
                     options.push(ids);
@@ -490,9 +532,16 @@ impl Engine {
 
     /// The first sequence of a request, continuing from `prefix` (which must leave at least
     /// one prompt token to feed).
-    fn start_seq(&mut self, r: &Request, index: usize, prompt: Vec<u32>, prefix: SharedPrefix) -> Seq {
+    fn start_seq(
+        &mut self,
+        r: &Request,
+        index: usize,
+        prompt: Vec<u32>,
+        prefix: SharedPrefix,
+    ) -> Seq {
         let (prefix, hit) = if prefix.is_empty() {
-            self.prefix_cache.lookup(&prompt, self.opts.min_shared_prefix)
+            self.prefix_cache
+                .lookup(&prompt, self.opts.min_shared_prefix)
         } else {
             let l = prefix.len();
             (prefix, l)
@@ -509,7 +558,7 @@ impl Engine {
         let role = match r {
             Request::Generate(g) => Role::Generate {
                 req: index,
-                sampler: Sampler::new(g.sampling.clone(), g.seed),
+                sampler: Box::new(Sampler::new(g.sampling.clone(), g.seed)),
                 generated: Vec::new(),
                 text_len: 0,
             },
@@ -548,7 +597,11 @@ impl Engine {
                 let Request::Generate(g) = &requests[req] else {
                     return true;
                 };
-                let Slot::Generate { prompt_len, max_new } = slots[req] else {
+                let Slot::Generate {
+                    prompt_len,
+                    max_new,
+                } = slots[req]
+                else {
                     return true;
                 };
                 let mut logits = rows;
@@ -563,7 +616,14 @@ impl Engine {
                     None => sampler.sample(&logits),
                 };
                 let Some(token) = token else {
-                    return self.finish_generation(req, generated, prompt_len, FinishReason::NoAllowedToken, results, slots);
+                    return self.finish_generation(
+                        req,
+                        generated,
+                        prompt_len,
+                        FinishReason::NoAllowedToken,
+                        results,
+                        slots,
+                    );
                 };
                 self.stats.generated_tokens += 1;
                 if self.tokenizer.stop_ids().contains(&token) {
@@ -579,7 +639,15 @@ impl Engine {
                                 delta: &text[*text_len..keep],
                             });
                         }
-                        return self.finish_text(req, text[..cut].to_string(), generated.len(), prompt_len, FinishReason::Stop, results, slots);
+                        return self.finish_text(
+                            req,
+                            text[..cut].to_string(),
+                            generated.len(),
+                            prompt_len,
+                            FinishReason::Stop,
+                            results,
+                            slots,
+                        );
                     }
                     let complete = !text.ends_with('\u{FFFD}');
                     if complete && text.len() > *text_len && text.is_char_boundary(*text_len) {
@@ -590,7 +658,10 @@ impl Engine {
                         *text_len = text.len();
                     }
                     if let Some(c) = &g.constraint {
-                        if c.lock().unwrap_or_else(|p| p.into_inner()).is_complete(generated) {
+                        if c.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .is_complete(generated)
+                        {
                             finish = Some(FinishReason::Stop);
                         }
                     }
@@ -599,7 +670,9 @@ impl Engine {
                     }
                 }
                 match finish {
-                    Some(reason) => self.finish_generation(req, generated, prompt_len, reason, results, slots),
+                    Some(reason) => {
+                        self.finish_generation(req, generated, prompt_len, reason, results, slots)
+                    }
                     None => {
                         seq.pending.push(token);
                         false
@@ -608,7 +681,13 @@ impl Engine {
             }
             Role::ChoosePrompt { req } => {
                 let req = *req;
-                let Slot::Choose { options, logp, remaining, .. } = &mut slots[req] else {
+                let Slot::Choose {
+                    options,
+                    logp,
+                    remaining,
+                    ..
+                } = &mut slots[req]
+                else {
                     return true;
                 };
                 let row = &rows[..vocab];
@@ -619,7 +698,12 @@ impl Engine {
                         let cfg = self.model.config();
                         spawned.push(Seq {
                             role: Role::ChooseOption { req, option: k },
-                            cache: SeqCache::with_prefix(prefix.clone(), cfg.n_layers, cfg.kv_dim(), opt.len()),
+                            cache: SeqCache::with_prefix(
+                                prefix.clone(),
+                                cfg.n_layers,
+                                cfg.kv_dim(),
+                                opt.len(),
+                            ),
                             pending: opt[..opt.len() - 1].to_vec(),
                             want: LogitsFor::All,
                         });
@@ -634,7 +718,13 @@ impl Engine {
             }
             Role::ChooseOption { req, option } => {
                 let (req, option) = (*req, *option);
-                let Slot::Choose { options, logp, remaining, .. } = &mut slots[req] else {
+                let Slot::Choose {
+                    options,
+                    logp,
+                    remaining,
+                    ..
+                } = &mut slots[req]
+                else {
                     return true;
                 };
                 let opt = &options[option];
@@ -660,7 +750,15 @@ impl Engine {
         slots: &mut [Slot],
     ) -> bool {
         let text = self.tokenizer.decode(generated).unwrap_or_default();
-        self.finish_text(req, text, generated.len(), prompt_len, reason, results, slots)
+        self.finish_text(
+            req,
+            text,
+            generated.len(),
+            prompt_len,
+            reason,
+            results,
+            slots,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -684,8 +782,16 @@ impl Engine {
         true
     }
 
-    fn finish_choice(&mut self, req: usize, slots: &mut [Slot], results: &mut [Option<Result<Response>>]) {
-        if let Slot::Choose { logp, prompt_len, .. } = &slots[req] {
+    fn finish_choice(
+        &mut self,
+        req: usize,
+        slots: &mut [Slot],
+        results: &mut [Option<Result<Response>>],
+    ) {
+        if let Slot::Choose {
+            logp, prompt_len, ..
+        } = &slots[req]
+        {
             let max = logp.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
             let exp: Vec<f64> = logp.iter().map(|&l| ((l - max) as f64).exp()).collect();
             let sum: f64 = exp.iter().sum();

@@ -94,7 +94,10 @@ impl GgufFile {
 
     /// A metadata value, or an error naming the key.
     pub fn get(&self, key: &str) -> Result<&Value> {
-        self.content.metadata.get(key).ok_or_else(|| self.missing(key))
+        self.content
+            .metadata
+            .get(key)
+            .ok_or_else(|| self.missing(key))
     }
 
     /// A string value.
@@ -213,14 +216,19 @@ impl GgufFile {
 fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Result<(), String> {
     let mut u32b = [0u8; 4];
     let mut u64b = [0u8; 8];
-    r.read_exact(&mut u32b).map_err(|_| "truncated header".to_string())?;
+    r.read_exact(&mut u32b)
+        .map_err(|_| "truncated header".to_string())?;
     let version = u32::from_le_bytes(u32b);
     if !(2..=3).contains(&version) {
-        return Err(format!("unsupported GGUF version {version} (expected 2 or 3)"));
+        return Err(format!(
+            "unsupported GGUF version {version} (expected 2 or 3)"
+        ));
     }
-    r.read_exact(&mut u64b).map_err(|_| "truncated header".to_string())?;
+    r.read_exact(&mut u64b)
+        .map_err(|_| "truncated header".to_string())?;
     let n_tensors = u64::from_le_bytes(u64b);
-    r.read_exact(&mut u64b).map_err(|_| "truncated header".to_string())?;
+    r.read_exact(&mut u64b)
+        .map_err(|_| "truncated header".to_string())?;
     let n_kv = u64::from_le_bytes(u64b);
     // Every tensor info and key-value pair takes at least 8 bytes on disk.
     if n_tensors.saturating_add(n_kv).saturating_mul(8) > file_len {
@@ -247,28 +255,29 @@ fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Res
         Some(match t {
             0 | 1 | 7 => 1,
             2 | 3 => 2,
-            4 | 5 | 6 => 4,
-            10 | 11 | 12 => 8,
+            4..=6 => 4,
+            10..=12 => 8,
             _ => return None,
         })
     }
     for i in 0..n_kv {
         let klen = read_u64(r, "a metadata key length")?;
         if klen > remaining(r) || klen > 1 << 16 {
-            return Err(format!("metadata entry {i}: key length {klen} is out of range"));
+            return Err(format!(
+                "metadata entry {i}: key length {klen} is out of range"
+            ));
         }
         skip(r, klen)?;
         let mut tb = [0u8; 4];
         r.read_exact(&mut tb)
             .map_err(|_| format!("metadata entry {i}: truncated"))?;
         let t = u32::from_le_bytes(tb);
-        check_value(r, t, i, file_len, &mut read_u64, &remaining, 0)?;
+        check_value(r, t, i, &mut read_u64, &remaining, 0)?;
     }
     fn check_value<R: Read + Seek>(
         r: &mut R,
         t: u32,
         i: u64,
-        file_len: u64,
         read_u64: &mut impl FnMut(&mut R, &str) -> std::result::Result<u64, String>,
         remaining: &impl Fn(&mut R) -> u64,
         depth: u32,
@@ -309,7 +318,7 @@ fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Res
                     ));
                 }
                 for _ in 0..n {
-                    check_value(r, et, i, file_len, read_u64, remaining, depth + 1)?;
+                    check_value(r, et, i, read_u64, remaining, depth + 1)?;
                 }
                 Ok(())
             }
@@ -319,7 +328,9 @@ fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Res
     for i in 0..n_tensors {
         let nlen = read_u64(r, "a tensor name length")?;
         if nlen > remaining(r) || nlen > 1 << 16 {
-            return Err(format!("tensor info {i}: name length {nlen} is out of range"));
+            return Err(format!(
+                "tensor info {i}: name length {nlen} is out of range"
+            ));
         }
         skip(r, nlen)?;
         let mut nd = [0u8; 4];
@@ -335,7 +346,9 @@ fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Res
             elems = elems.saturating_mul(d.max(1));
         }
         if elems > file_len.saturating_mul(4) {
-            return Err(format!("tensor info {i}: {elems} elements cannot fit the file"));
+            return Err(format!(
+                "tensor info {i}: {elems} elements cannot fit the file"
+            ));
         }
         let mut tb = [0u8; 4];
         r.read_exact(&mut tb)

@@ -371,7 +371,9 @@ mod tests {
     use super::*;
 
     fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
     }
 
@@ -387,7 +389,11 @@ mod tests {
         for r in 0..t {
             for c in 0..n {
                 let exact: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum();
-                assert!((y[r * n + c] - exact).abs() < 0.05, "{} vs {exact}", y[r * n + c]);
+                assert!(
+                    (y[r * n + c] - exact).abs() < 0.05,
+                    "{} vs {exact}",
+                    y[r * n + c]
+                );
             }
             // Row alone gives the identical bits.
             let mut y1 = vec![0.0; n];

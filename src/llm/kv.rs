@@ -89,7 +89,12 @@ impl SeqCache {
     }
 
     /// A cache continuing after a shared prefix (see [`SeqCache::share`]).
-    pub fn with_prefix(prefix: SharedPrefix, n_layers: usize, kv_dim: usize, capacity: usize) -> Self {
+    pub fn with_prefix(
+        prefix: SharedPrefix,
+        n_layers: usize,
+        kv_dim: usize,
+        capacity: usize,
+    ) -> Self {
         let prefix_len = prefix.len();
         Self {
             prefix: prefix.0,
@@ -135,7 +140,13 @@ impl SeqCache {
     /// Calls `f(position, key, value)` for every cached position `< end` in order, for one layer,
     /// starting at `start`.
     #[inline]
-    pub fn for_each(&self, layer: usize, start: usize, end: usize, mut f: impl FnMut(usize, &[f32], &[f32])) {
+    pub fn for_each(
+        &self,
+        layer: usize,
+        start: usize,
+        end: usize,
+        mut f: impl FnMut(usize, &[f32], &[f32]),
+    ) {
         let mut base = 0;
         for (seg, used) in &self.prefix {
             let seg_end = base + used;
@@ -149,7 +160,11 @@ impl SeqCache {
         let lo = start.max(base);
         let hi = end.min(base + self.own.len());
         for p in lo..hi {
-            f(p, self.own.key(layer, p - base), self.own.value(layer, p - base));
+            f(
+                p,
+                self.own.key(layer, p - base),
+                self.own.value(layer, p - base),
+            );
         }
     }
 }

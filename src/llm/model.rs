@@ -194,7 +194,10 @@ impl Model {
             .layers
             .iter()
             .map(|l| {
-                l.wqkv.size_bytes() + l.wo.size_bytes() + l.w_gate_up.size_bytes() + l.w_down.size_bytes()
+                l.wqkv.size_bytes()
+                    + l.wo.size_bytes()
+                    + l.w_gate_up.size_bytes()
+                    + l.w_down.size_bytes()
             })
             .sum();
         layers + self.embed.size_bytes() + self.lm_head.as_ref().map_or(0, |w| w.size_bytes())
@@ -285,8 +288,11 @@ impl Model {
             }
             for (si, s) in seqs.iter_mut().enumerate() {
                 let (a, n) = (starts[si], s.tokens.len());
-                s.cache
-                    .push(li, &k[a * kv_dim..(a + n) * kv_dim], &v[a * kv_dim..(a + n) * kv_dim]);
+                s.cache.push(
+                    li,
+                    &k[a * kv_dim..(a + n) * kv_dim],
+                    &v[a * kv_dim..(a + n) * kv_dim],
+                );
             }
             self.attention(li, seqs, &starts, &positions, &q, &mut att);
             layer.wo.matmul(&att, &mut o);
@@ -392,7 +398,10 @@ impl Model {
                 }
             }
         };
-        let work: usize = seqs.iter().map(|s| s.tokens.len() * (s.cache.len() + 1)).sum();
+        let work: usize = seqs
+            .iter()
+            .map(|s| s.tokens.len() * (s.cache.len() + 1))
+            .sum();
         if work * cfg.n_heads * hd < 200_000 {
             jobs.iter().for_each(run);
         } else {

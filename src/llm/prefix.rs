@@ -14,7 +14,9 @@ pub struct PrefixGroup {
 /// at least one token of its own after the shared part. Requests without a prompt (`None`)
 /// are skipped. Groups come in order of their first member.
 pub fn group_shared_prefixes(prompts: &[Option<Vec<u32>>], min_len: usize) -> Vec<PrefixGroup> {
-    let mut order: Vec<usize> = (0..prompts.len()).filter(|&i| prompts[i].is_some()).collect();
+    let mut order: Vec<usize> = (0..prompts.len())
+        .filter(|&i| prompts[i].is_some())
+        .collect();
     let get = |i: usize| prompts[i].as_deref().unwrap_or_default();
     order.sort_by(|&a, &b| get(a).cmp(get(b)).then(a.cmp(&b)));
     let mut groups = Vec::new();
@@ -24,7 +26,9 @@ pub fn group_shared_prefixes(prompts: &[Option<Vec<u32>>], min_len: usize) -> Ve
         let mut len = usize::MAX;
         while j < order.len() {
             let l = common_prefix(get(order[j - 1]), get(order[j]));
-            let capped = l.min(get(order[j]).len().saturating_sub(1)).min(get(order[i]).len().saturating_sub(1));
+            let capped = l
+                .min(get(order[j]).len().saturating_sub(1))
+                .min(get(order[i]).len().saturating_sub(1));
             if capped < min_len.max(1) {
                 break;
             }
@@ -86,7 +90,8 @@ impl PrefixCache {
         if self.max_tokens == 0 || tokens.len() > self.max_tokens {
             return;
         }
-        self.entries.retain(|(t, _)| common_prefix(t, tokens) < t.len());
+        self.entries
+            .retain(|(t, _)| common_prefix(t, tokens) < t.len());
         self.entries.push((tokens.to_vec(), prefix));
         while self.entries.iter().map(|(t, _)| t.len()).sum::<usize>() > self.max_tokens {
             self.entries.remove(0);

@@ -131,7 +131,9 @@ mod tests {
         assert_eq!(Sampler::new(Sampling::greedy(), 1).sample(&logits), Some(1));
         let draw = |seed| {
             let mut s = Sampler::new(Sampling::temperature(1.0), seed);
-            (0..20).map(|_| s.sample(&logits).unwrap()).collect::<Vec<_>>()
+            (0..20)
+                .map(|_| s.sample(&logits).unwrap())
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(7), draw(7));
         assert!(draw(7).iter().all(|&t| t != 3));
