@@ -21,6 +21,11 @@ pub struct BlockQ8 {
 /// Quantizes `x` (length a multiple of 32) into `out` blocks, symmetric, q in -127..=127.
 pub fn quantize_row(x: &[f32], out: &mut [BlockQ8]) {
     debug_assert_eq!(x.len(), out.len() * QK);
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA.
+        return unsafe { avx2::quantize_row(x, out) };
+    }
     for (blk, xs) in out.iter_mut().zip(x.chunks_exact(QK)) {
         let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
         let d = amax / 127.0;
@@ -199,7 +204,7 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     let mut cb = b.chunks_exact(8);
     for (x, y) in (&mut ca).zip(&mut cb) {
         for i in 0..8 {
-            acc[i] = x[i].mul_add(y[i], acc[i]);
+            acc[i] += x[i] * y[i];
         }
     }
     let mut s: f32 = acc.iter().sum();
@@ -211,8 +216,13 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 
 /// `y += a · x` for f32 vectors.
 pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and FMA.
+        return unsafe { avx2::axpy(a, x, y) };
+    }
     for (yv, xv) in y.iter_mut().zip(x) {
-        *yv = a.mul_add(*xv, *yv);
+        *yv += a * *xv;
     }
 }
 
@@ -322,6 +332,65 @@ mod avx2 {
         s
     }
 
+    /// Same results as the scalar version: round half away from zero, clamp to ±127.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn quantize_row(x: &[f32], out: &mut [BlockQ8]) {
+        let sign_mask = _mm256_set1_ps(-0.0);
+        for (blk, xs) in out.iter_mut().zip(x.chunks_exact(QK)) {
+            let v: [__m256; 4] = [0, 8, 16, 24].map(|o| _mm256_loadu_ps(xs.as_ptr().add(o)));
+            let mut m = _mm256_andnot_ps(sign_mask, v[0]);
+            for vi in &v[1..] {
+                m = _mm256_max_ps(m, _mm256_andnot_ps(sign_mask, *vi));
+            }
+            let m128 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+            let m128 = _mm_max_ps(m128, _mm_movehl_ps(m128, m128));
+            let m128 = _mm_max_ss(m128, _mm_shuffle_ps(m128, m128, 1));
+            let amax = _mm_cvtss_f32(m128);
+            let d = amax / 127.0;
+            let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+            blk.d = d;
+            let vid = _mm256_set1_ps(id);
+            let half = _mm256_set1_ps(0.5);
+            let lim = _mm256_set1_ps(127.0);
+            let mut q = [_mm256_setzero_si256(); 4];
+            for (qi, vi) in q.iter_mut().zip(v) {
+                let s = _mm256_mul_ps(vi, vid);
+                // round half away from zero: trunc(s + copysign(0.5, s))
+                let h = _mm256_or_ps(half, _mm256_and_ps(sign_mask, s));
+                let r =
+                    _mm256_round_ps(_mm256_add_ps(s, h), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                let r = _mm256_max_ps(
+                    _mm256_min_ps(r, lim),
+                    _mm256_sub_ps(_mm256_setzero_ps(), lim),
+                );
+                *qi = _mm256_cvtps_epi32(r);
+            }
+            // Pack 4×8 i32 into 32 i8 in order.
+            let a = _mm256_packs_epi32(q[0], q[1]);
+            let b = _mm256_packs_epi32(q[2], q[3]);
+            let p = _mm256_packs_epi16(a, b);
+            let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(blk.qs.as_mut_ptr() as *mut __m256i, p);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+        let n = x.len().min(y.len());
+        let va = _mm256_set1_ps(a);
+        let mut i = 0;
+        while i + 8 <= n {
+            let vx = _mm256_loadu_ps(x.as_ptr().add(i));
+            let vy = _mm256_loadu_ps(y.as_ptr().add(i));
+            _mm256_storeu_ps(y.as_mut_ptr().add(i), _mm256_fmadd_ps(va, vx, vy));
+            i += 8;
+        }
+        while i < n {
+            y[i] += a * x[i];
+            i += 1;
+        }
+    }
+
     const _: () = assert!(QK == 32);
 }
 
@@ -410,6 +479,24 @@ mod tests {
         let mut y1 = vec![0.0; n];
         wf.matmul(&x[k..2 * k], &mut y1);
         assert_eq!(&yf[n..2 * n], &y1[..]);
+    }
+
+    #[test]
+    fn simd_quantization_equals_scalar() {
+        let mut s = 9;
+        let x: Vec<f32> = (0..32 * 40)
+            .map(|i| lcg(&mut s) * (1 + i % 7) as f32)
+            .collect();
+        let mut fast = vec![BlockQ8::default(); 40];
+        quantize_row(&x, &mut fast);
+        for (blk, xs) in fast.iter().zip(x.chunks_exact(QK)) {
+            let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = amax / 127.0;
+            assert_eq!(blk.d, d);
+            for (q, v) in blk.qs.iter().zip(xs) {
+                assert_eq!(*q, (v * (1.0 / d)).round().clamp(-127.0, 127.0) as i8);
+            }
+        }
     }
 
     #[test]

@@ -371,30 +371,43 @@ impl Model {
             .collect();
         let run = |&(si, g): &(usize, usize)| {
             let s = &seqs[si];
+            // Scores of the group's query heads, head-major: [group][positions].
             let mut scores: Vec<f32> = Vec::new();
-            let mut acc = vec![0f32; hd];
+            let mut acc = vec![0f32; group * hd];
             for r in starts[si]..starts[si] + s.tokens.len() {
                 let pos = positions[r];
                 let lo = window.map_or(0, |w| (pos + 1).saturating_sub(w));
-                for hq in g * group..(g + 1) * group {
-                    let qh = &q[r * q_dim + hq * hd..r * q_dim + (hq + 1) * hd];
-                    scores.clear();
-                    s.cache.for_each(layer, lo, pos + 1, |_, k, _| {
-                        let kh = &k[g * hd..(g + 1) * hd];
-                        scores.push(kernels::dot_f32(qh, kh) * cfg.attn_scale);
-                    });
-                    kernels::softmax(&mut scores);
-                    acc.iter_mut().for_each(|a| *a = 0.0);
-                    let mut i = 0;
-                    s.cache.for_each(layer, lo, pos + 1, |_, _, v| {
-                        kernels::axpy(scores[i], &v[g * hd..(g + 1) * hd], &mut acc);
-                        i += 1;
-                    });
-                    // SAFETY: each job writes only its own rows' heads g*group..(g+1)*group.
-                    unsafe {
-                        let dst = out.get().add(r * q_dim + hq * hd);
-                        std::ptr::copy_nonoverlapping(acc.as_ptr(), dst, hd);
+                let npos = pos + 1 - lo;
+                scores.clear();
+                scores.resize(group * npos, 0.0);
+                let qrow = &q[r * q_dim..(r + 1) * q_dim];
+                let mut i = 0;
+                s.cache.for_each(layer, lo, pos + 1, |_, k, _| {
+                    let kh = &k[g * hd..(g + 1) * hd];
+                    for j in 0..group {
+                        let hq = g * group + j;
+                        scores[j * npos + i] =
+                            kernels::dot_f32(&qrow[hq * hd..(hq + 1) * hd], kh) * cfg.attn_scale;
                     }
+                    i += 1;
+                });
+                for j in 0..group {
+                    kernels::softmax(&mut scores[j * npos..(j + 1) * npos]);
+                }
+                acc.iter_mut().for_each(|a| *a = 0.0);
+                let mut i = 0;
+                s.cache.for_each(layer, lo, pos + 1, |_, _, v| {
+                    let vh = &v[g * hd..(g + 1) * hd];
+                    for j in 0..group {
+                        kernels::axpy(scores[j * npos + i], vh, &mut acc[j * hd..(j + 1) * hd]);
+                    }
+                    i += 1;
+                });
+                // SAFETY: each job writes only its own rows' heads g*group..(g+1)*group,
+                // which are contiguous.
+                unsafe {
+                    let dst = out.get().add(r * q_dim + g * group * hd);
+                    std::ptr::copy_nonoverlapping(acc.as_ptr(), dst, group * hd);
                 }
             }
         };
