@@ -214,6 +214,37 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// `out[i] = q · rows[i·stride .. i·stride + q.len()]` for `i < out.len()`.
+pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+    let d = q.len();
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() && d % 8 == 0 {
+        // SAFETY: the CPU supports AVX2 and FMA; bounds are checked by the slice below.
+        let need = (out.len().max(1) - 1) * stride + d;
+        assert!(rows.len() >= need || out.is_empty());
+        return unsafe { avx2::strided_dots(q, rows, stride, out) };
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = dot_f32(q, &rows[i * stride..i * stride + d]);
+    }
+}
+
+/// `acc += Σ_i p[i] · rows[i·stride .. i·stride + acc.len()]`, accumulating per column in
+/// order of `i`.
+pub fn strided_weighted_sum(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
+    let d = acc.len();
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() && d % 64 == 0 {
+        let need = (p.len().max(1) - 1) * stride + d;
+        assert!(rows.len() >= need || p.is_empty());
+        // SAFETY: the CPU supports AVX2 and FMA; bounds checked above.
+        return unsafe { avx2::strided_weighted_sum(p, rows, stride, acc) };
+    }
+    for (i, &w) in p.iter().enumerate() {
+        axpy(w, &rows[i * stride..i * stride + d], acc);
+    }
+}
+
 /// `y += a · x` for f32 vectors.
 pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
@@ -330,6 +361,64 @@ mod avx2 {
             i += 1;
         }
         s
+    }
+
+    /// Dots of `q` with rows at a stride; the query stays in registers for `d == 64`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+        let d = q.len();
+        for (i, o) in out.iter_mut().enumerate() {
+            let r = rows.as_ptr().add(i * stride);
+            let mut a0 = _mm256_setzero_ps();
+            let mut a1 = _mm256_setzero_ps();
+            let mut k = 0;
+            while k + 16 <= d {
+                a0 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(q.as_ptr().add(k)),
+                    _mm256_loadu_ps(r.add(k)),
+                    a0,
+                );
+                a1 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(q.as_ptr().add(k + 8)),
+                    _mm256_loadu_ps(r.add(k + 8)),
+                    a1,
+                );
+                k += 16;
+            }
+            if k < d {
+                a0 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(q.as_ptr().add(k)),
+                    _mm256_loadu_ps(r.add(k)),
+                    a0,
+                );
+            }
+            *o = hsum(_mm256_add_ps(a0, a1));
+        }
+    }
+
+    /// Weighted sum of rows, 64 columns at a time with the accumulators in registers.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn strided_weighted_sum(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
+        let d = acc.len();
+        let mut c = 0;
+        while c < d {
+            let ap = acc.as_mut_ptr().add(c);
+            let mut a = [_mm256_setzero_ps(); 8];
+            for (j, v) in a.iter_mut().enumerate() {
+                *v = _mm256_loadu_ps(ap.add(8 * j));
+            }
+            for (i, &w) in p.iter().enumerate() {
+                let wv = _mm256_set1_ps(w);
+                let r = rows.as_ptr().add(i * stride + c);
+                for (j, v) in a.iter_mut().enumerate() {
+                    *v = _mm256_fmadd_ps(wv, _mm256_loadu_ps(r.add(8 * j)), *v);
+                }
+            }
+            for (j, v) in a.iter().enumerate() {
+                _mm256_storeu_ps(ap.add(8 * j), *v);
+            }
+            c += 64;
+        }
     }
 
     /// Same results as the scalar version: round half away from zero, clamp to ±127.

@@ -137,6 +137,36 @@ impl SeqCache {
         SharedPrefix(self.prefix.clone())
     }
 
+    /// Calls `f(keys, values, count)` for each contiguous run of cached positions in
+    /// `start..end` of one layer, in order: `keys`/`values` start at the run's first position
+    /// and hold `count` rows of `kv_dim` floats.
+    #[inline]
+    pub fn for_each_run(
+        &self,
+        layer: usize,
+        start: usize,
+        end: usize,
+        mut f: impl FnMut(&[f32], &[f32], usize),
+    ) {
+        let mut base = 0;
+        let segs = self
+            .prefix
+            .iter()
+            .map(|(s, used)| (&**s, *used))
+            .chain(std::iter::once((&self.own, self.own.len())));
+        for (seg, used) in segs {
+            let seg_end = base + used;
+            let lo = start.max(base);
+            let hi = end.min(seg_end);
+            if lo < hi {
+                let d = seg.kv_dim;
+                let (a, b) = ((lo - base) * d, (hi - base) * d);
+                f(&seg.k[layer][a..b], &seg.v[layer][a..b], hi - lo);
+            }
+            base = seg_end;
+        }
+    }
+
     /// Calls `f(position, key, value)` for every cached position `< end` in order, for one layer,
     /// starting at `start`.
     #[inline]

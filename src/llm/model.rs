@@ -369,6 +369,7 @@ impl Model {
         let jobs: Vec<(usize, usize)> = (0..seqs.len())
             .flat_map(|s| (0..cfg.n_kv_heads).map(move |g| (s, g)))
             .collect();
+        let kv_dim = cfg.kv_dim();
         let run = |&(si, g): &(usize, usize)| {
             let s = &seqs[si];
             // Scores of the group's query heads, head-major: [group][positions].
@@ -381,28 +382,40 @@ impl Model {
                 scores.clear();
                 scores.resize(group * npos, 0.0);
                 let qrow = &q[r * q_dim..(r + 1) * q_dim];
-                let mut i = 0;
-                s.cache.for_each(layer, lo, pos + 1, |_, k, _| {
-                    let kh = &k[g * hd..(g + 1) * hd];
+                let mut off = 0;
+                s.cache.for_each_run(layer, lo, pos + 1, |keys, _, count| {
                     for j in 0..group {
                         let hq = g * group + j;
-                        scores[j * npos + i] =
-                            kernels::dot_f32(&qrow[hq * hd..(hq + 1) * hd], kh) * cfg.attn_scale;
+                        let out = &mut scores[j * npos + off..j * npos + off + count];
+                        kernels::strided_dots(
+                            &qrow[hq * hd..(hq + 1) * hd],
+                            &keys[g * hd..],
+                            kv_dim,
+                            out,
+                        );
                     }
-                    i += 1;
+                    off += count;
                 });
                 for j in 0..group {
-                    kernels::softmax(&mut scores[j * npos..(j + 1) * npos]);
+                    let sc = &mut scores[j * npos..(j + 1) * npos];
+                    sc.iter_mut().for_each(|v| *v *= cfg.attn_scale);
+                    kernels::softmax(sc);
                 }
                 acc.iter_mut().for_each(|a| *a = 0.0);
-                let mut i = 0;
-                s.cache.for_each(layer, lo, pos + 1, |_, _, v| {
-                    let vh = &v[g * hd..(g + 1) * hd];
-                    for j in 0..group {
-                        kernels::axpy(scores[j * npos + i], vh, &mut acc[j * hd..(j + 1) * hd]);
-                    }
-                    i += 1;
-                });
+                let mut off = 0;
+                s.cache
+                    .for_each_run(layer, lo, pos + 1, |_, values, count| {
+                        for j in 0..group {
+                            let p = &scores[j * npos + off..j * npos + off + count];
+                            kernels::strided_weighted_sum(
+                                p,
+                                &values[g * hd..],
+                                kv_dim,
+                                &mut acc[j * hd..(j + 1) * hd],
+                            );
+                        }
+                        off += count;
+                    });
                 // SAFETY: each job writes only its own rows' heads g*group..(g+1)*group,
                 // which are contiguous.
                 unsafe {
