@@ -73,7 +73,11 @@ impl Config {
                 "inconsistent attention shape: {n_heads} heads, {n_kv_heads} kv heads, head size {head_dim}"
             )));
         }
-        if hidden % 32 != 0 || ffn % 32 != 0 || (n_heads * head_dim) % 32 != 0 {
+        if hidden % 32 != 0
+            || ffn % 32 != 0
+            || (n_heads * head_dim) % 32 != 0
+            || (n_kv_heads * head_dim) % 32 != 0
+        {
             return Err(bad(format!(
                 "dimensions must be multiples of 32 (hidden {hidden}, ffn {ffn}, heads×head size {})",
                 n_heads * head_dim

@@ -7,6 +7,7 @@
 //! [`request`] types.
 
 pub mod config;
+pub mod dequant;
 pub mod engine;
 pub mod error;
 pub mod gguf;

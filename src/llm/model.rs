@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use super::config::{Arch, Config};
+use super::dequant;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kernels::{self, SendPtr, Weight};
@@ -436,8 +437,15 @@ impl Model {
     }
 }
 
-/// Reads a tensor, checks its element count, and returns it as f32.
-fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
+/// Reads a tensor as `[rows, cols]` and maps chunks of its rows (as f32) through `f`,
+/// checking the element count and that every value is finite.
+fn map_tensor<R: Send>(
+    g: &mut GgufFile,
+    name: &str,
+    rows: usize,
+    cols: usize,
+    f: impl Fn(&[f32]) -> std::result::Result<R, String> + Sync,
+) -> Result<Vec<R>> {
     let qt = g.tensor(name)?;
     let bad = |reason: String| LlmError::BadTensor {
         path: g.path().to_path_buf(),
@@ -445,18 +453,16 @@ fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
         reason,
     };
     let n = qt.shape().elem_count();
-    if n != expect {
-        return Err(bad(format!("has {n} elements, expected {expect}")));
+    if n != rows * cols {
+        return Err(bad(format!("has {n} elements, expected {}", rows * cols)));
     }
-    let t = qt
-        .dequantize(&candle_core::Device::Cpu)
-        .and_then(|t| t.flatten_all())
-        .and_then(|t| t.to_vec1::<f32>())
-        .map_err(|e| bad(e.to_string()))?;
-    if t.iter().any(|v| !v.is_finite()) {
-        return Err(bad("holds NaN or infinite values".into()));
-    }
-    Ok(t)
+    dequant::map_row_chunks(&qt, rows, cols, f).map_err(bad)
+}
+
+/// Reads a tensor of `expect` elements as f32.
+fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
+    let chunks = map_tensor(g, name, 1, expect, |x| Ok(x.to_vec()))?;
+    Ok(chunks.concat())
 }
 
 fn make_weight(data: &[f32], rows: usize, cols: usize, format: WeightFormat) -> Weight {
@@ -470,6 +476,7 @@ fn make_weight(data: &[f32], rows: usize, cols: usize, format: WeightFormat) -> 
     }
 }
 
+/// Reads a `[rows, cols]` weight straight into `format`, a chunk of rows at a time.
 fn load_weight(
     g: &mut GgufFile,
     name: &str,
@@ -477,6 +484,27 @@ fn load_weight(
     cols: usize,
     format: WeightFormat,
 ) -> Result<Weight> {
-    let data = load_f32(g, name, rows * cols)?;
-    Ok(make_weight(&data, rows, cols, format))
+    match format {
+        WeightFormat::Q8 => {
+            let nb = cols / kernels::QK;
+            let chunks = map_tensor(g, name, rows, cols, |x| {
+                let n = x.len() / cols;
+                let mut blocks = vec![kernels::BlockQ8::default(); n * nb];
+                for (b, r) in blocks.chunks_mut(nb).zip(x.chunks(cols)) {
+                    kernels::quantize_row(r, b);
+                }
+                Ok(blocks)
+            })?;
+            Ok(Weight::Q8 {
+                rows,
+                cols,
+                blocks: chunks.concat(),
+            })
+        }
+        WeightFormat::F32 => Ok(Weight::F32 {
+            rows,
+            cols,
+            data: map_tensor(g, name, rows, cols, |x| Ok(x.to_vec()))?.concat(),
+        }),
+    }
 }
