@@ -3,5 +3,7 @@
 //! Layers, lowest first (data flows one way): [`llm`] (GGUF chat models with a batched
 //! engine), [`model_store`] (model manifests, fetching and resolution).
 
+pub mod embed;
 pub mod llm;
+pub mod memory;
 pub mod model_store;

@@ -2,6 +2,8 @@
 
 mod util;
 
+mod embed;
 mod engine;
+mod memory;
 mod model_store;
 mod tokenizer;

@@ -1,0 +1,630 @@
+//! One agent's memory stream: nodes in creation order, their vector index, scored retrieval,
+//! the importance count that triggers reflection, and save/load.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::embedder::{embed_checked, TextEmbedder};
+use super::error::{MemoryError, Result};
+use super::index::{read_bytes, IndexConfig, VectorIndex};
+use super::node::{GameTime, Importance, MemoryKind, MemoryNode, NewMemory};
+use super::retrieve::{score_candidates, Candidate, RetrievalConfig, ScoredMemory};
+use super::vector::normalized;
+
+/// Settings of a memory stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StreamConfig {
+    pub index: IndexConfig,
+    pub retrieval: RetrievalConfig,
+    /// Summed importance of new (non-reflection) memories that triggers a reflection; 0
+    /// disables reflection.
+    pub reflection_threshold: u32,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            index: IndexConfig::default(),
+            retrieval: RetrievalConfig::default(),
+            reflection_threshold: 150,
+        }
+    }
+}
+
+/// One agent's memories. Ids are `0, 1, 2, ...` in order of creation.
+#[derive(Debug)]
+pub struct MemoryStream {
+    config: StreamConfig,
+    nodes: Vec<MemoryNode>,
+    index: VectorIndex,
+    importance_since_reflection: u32,
+    last_reflection: Option<GameTime>,
+}
+
+/// What a saved stream holds besides the vectors (which follow in the index's format).
+#[derive(Serialize, Deserialize)]
+struct StoredStream {
+    version: u32,
+    config: StreamConfig,
+    importance_since_reflection: u32,
+    last_reflection: Option<GameTime>,
+    nodes: Vec<StoredNode>,
+}
+
+/// A node without its embedding.
+#[derive(Serialize, Deserialize)]
+struct StoredNode {
+    id: u64,
+    kind: MemoryKind,
+    text: String,
+    created: GameTime,
+    last_accessed: GameTime,
+    importance: Importance,
+    #[serde(default)]
+    evidence: Vec<u64>,
+}
+
+const MAGIC: &[u8; 8] = b"HMSTRM01";
+const VERSION: u32 = 1;
+
+impl MemoryStream {
+    /// An empty stream for `dim`-dimensional embeddings.
+    pub fn new(dim: usize, config: StreamConfig) -> Result<Self> {
+        let index = VectorIndex::new(dim, config.index.clone())?;
+        Ok(Self {
+            config,
+            nodes: Vec::new(),
+            index,
+            importance_since_reflection: 0,
+            last_reflection: None,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &StreamConfig {
+        &self.config
+    }
+
+    /// Changes the retrieval settings (weights, k, candidates, decay).
+    pub fn set_retrieval(&mut self, retrieval: RetrievalConfig) {
+        self.config.retrieval = retrieval;
+    }
+
+    /// Changes the reflection threshold.
+    pub fn set_reflection_threshold(&mut self, threshold: u32) {
+        self.config.reflection_threshold = threshold;
+    }
+
+    /// Embedding dimension.
+    pub fn dim(&self) -> usize {
+        self.index.dim()
+    }
+
+    /// Number of memories.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the stream is empty.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Every memory, oldest first.
+    pub fn nodes(&self) -> &[MemoryNode] {
+        &self.nodes
+    }
+
+    /// The memory with `id`.
+    pub fn get(&self, id: u64) -> Option<&MemoryNode> {
+        usize::try_from(id).ok().and_then(|i| self.nodes.get(i))
+    }
+
+    /// The latest `n` memories, oldest first.
+    pub fn latest(&self, n: usize) -> &[MemoryNode] {
+        &self.nodes[self.nodes.len().saturating_sub(n)..]
+    }
+
+    /// The vector index (for inspection and benchmarks).
+    pub fn index(&self) -> &VectorIndex {
+        &self.index
+    }
+
+    /// Adds a memory and returns its id. Its embedding is validated and normalised; its
+    /// evidence must name existing memories. A non-reflection memory adds its importance
+    /// to the reflection count.
+    pub fn add(&mut self, memory: NewMemory) -> Result<u64> {
+        let mut ids = self.add_batch(vec![memory])?;
+        Ok(ids.remove(0))
+    }
+
+    /// Adds several memories (all or none: every one is checked before any is stored) and
+    /// returns their ids. Evidence may cite memories earlier in the same batch.
+    pub fn add_batch(&mut self, memories: Vec<NewMemory>) -> Result<Vec<u64>> {
+        let first = self.nodes.len() as u64;
+        let mut units = Vec::with_capacity(memories.len());
+        for (i, m) in memories.iter().enumerate() {
+            units.push(normalized(&m.embedding, self.dim())?);
+            let limit = first + i as u64;
+            if let Some(&bad) = m.evidence.iter().find(|&&e| e >= limit) {
+                return Err(MemoryError::UnknownId(bad));
+            }
+        }
+        let mut ids = Vec::with_capacity(memories.len());
+        for (m, unit) in memories.into_iter().zip(units) {
+            let id = self.nodes.len() as u64;
+            self.index.add_unit(id, &unit)?;
+            if m.kind != MemoryKind::Reflection {
+                self.importance_since_reflection = self
+                    .importance_since_reflection
+                    .saturating_add(u32::from(m.importance.get()));
+            }
+            let mut evidence = m.evidence;
+            dedup_keep_order(&mut evidence);
+            self.nodes.push(MemoryNode {
+                id,
+                kind: m.kind,
+                text: m.text,
+                created: m.created,
+                last_accessed: m.created,
+                importance: m.importance,
+                embedding: unit,
+                evidence,
+            });
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    /// Embeds `texts` with `embedder` and adds them as memories of `kind` created at `now`
+    /// with the given importances (one per text).
+    pub fn add_texts(
+        &mut self,
+        embedder: &mut dyn TextEmbedder,
+        kind: MemoryKind,
+        texts: &[&str],
+        importances: &[Importance],
+        now: GameTime,
+    ) -> Result<Vec<u64>> {
+        let vectors = embed_checked(embedder, texts)?;
+        let memories = texts
+            .iter()
+            .zip(vectors)
+            .enumerate()
+            .map(|(i, (t, v))| {
+                let imp = importances.get(i).copied().unwrap_or_default();
+                NewMemory::new(kind, *t, now, imp, v)
+            })
+            .collect();
+        self.add_batch(memories)
+    }
+
+    /// Scores memories for `query` at `now` and returns the best `k`, best first, without
+    /// touching them. Candidates are the `k × candidate_factor` most similar memories from
+    /// the index (every memory when the stream is that small).
+    pub fn score(&self, query: &[f32], now: GameTime, k: usize) -> Result<Vec<ScoredMemory>> {
+        let q = normalized(query, self.dim())?;
+        if k == 0 || self.nodes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = self.config.retrieval.candidates_for(k);
+        let hits = self.index.search_unit(&q, n);
+        let candidates: Vec<Candidate> = hits
+            .iter()
+            .filter_map(|h| {
+                let node = self.get(h.id)?;
+                Some(Candidate {
+                    id: h.id,
+                    last_accessed: node.last_accessed,
+                    importance: node.importance,
+                    relevance: h.similarity,
+                })
+            })
+            .collect();
+        let mut scored = score_candidates(&candidates, now, &self.config.retrieval);
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    /// [`score`](Self::score) with the configured `k`, then sets the returned memories'
+    /// `last_accessed` to `now` (never moving it backwards).
+    pub fn retrieve(&mut self, query: &[f32], now: GameTime) -> Result<Vec<ScoredMemory>> {
+        self.retrieve_k(query, now, self.config.retrieval.k)
+    }
+
+    /// [`retrieve`](Self::retrieve) with an explicit `k`.
+    pub fn retrieve_k(
+        &mut self,
+        query: &[f32],
+        now: GameTime,
+        k: usize,
+    ) -> Result<Vec<ScoredMemory>> {
+        let scored = self.score(query, now, k)?;
+        self.touch(scored.iter().map(|s| s.id), now);
+        Ok(scored)
+    }
+
+    /// Embeds `query` and retrieves the best `k` memories for it.
+    pub fn retrieve_text(
+        &mut self,
+        embedder: &mut dyn TextEmbedder,
+        query: &str,
+        now: GameTime,
+        k: usize,
+    ) -> Result<Vec<ScoredMemory>> {
+        let v = embed_checked(embedder, &[query])?;
+        self.retrieve_k(&v[0], now, k)
+    }
+
+    /// Sets `last_accessed = now` on the given memories (unknown ids are ignored).
+    pub fn touch(&mut self, ids: impl IntoIterator<Item = u64>, now: GameTime) {
+        for id in ids {
+            if let Some(node) = usize::try_from(id).ok().and_then(|i| self.nodes.get_mut(i)) {
+                node.last_accessed = node.last_accessed.max(now);
+            }
+        }
+    }
+
+    /// Summed importance of non-reflection memories added since the last reflection.
+    pub fn importance_since_reflection(&self) -> u32 {
+        self.importance_since_reflection
+    }
+
+    /// When the last reflection happened, if ever.
+    pub fn last_reflection(&self) -> Option<GameTime> {
+        self.last_reflection
+    }
+
+    /// Whether the importance count reached the reflection threshold.
+    pub fn should_reflect(&self) -> bool {
+        let t = self.config.reflection_threshold;
+        t > 0 && self.importance_since_reflection >= t
+    }
+
+    /// Records a reflection at `now` and resets the importance count.
+    pub fn mark_reflected(&mut self, now: GameTime) {
+        self.importance_since_reflection = 0;
+        self.last_reflection = Some(now);
+    }
+
+    /// Writes the stream: a header, its metadata as JSON, then the vectors in binary
+    /// (bit-exact, so a reloaded stream retrieves exactly the same).
+    pub fn write_to(&self, w: &mut dyn Write) -> Result<()> {
+        let stored = StoredStream {
+            version: VERSION,
+            config: self.config.clone(),
+            importance_since_reflection: self.importance_since_reflection,
+            last_reflection: self.last_reflection,
+            nodes: self
+                .nodes
+                .iter()
+                .map(|n| StoredNode {
+                    id: n.id,
+                    kind: n.kind,
+                    text: n.text.clone(),
+                    created: n.created,
+                    last_accessed: n.last_accessed,
+                    importance: n.importance,
+                    evidence: n.evidence.clone(),
+                })
+                .collect(),
+        };
+        let meta = serde_json::to_vec(&stored)?;
+        w.write_all(MAGIC)?;
+        w.write_all(&(meta.len() as u64).to_le_bytes())?;
+        w.write_all(&meta)?;
+        self.index.write_to(w)
+    }
+
+    /// Reads what [`write_to`](Self::write_to) wrote (the HNSW graph, if any, is rebuilt
+    /// from the stored vectors; nothing is re-embedded).
+    pub fn read_from(r: &mut dyn Read) -> Result<Self> {
+        let header = read_bytes(r, 16)?;
+        if &header[..8] != MAGIC {
+            return Err(MemoryError::Format("not a memory stream file".into()));
+        }
+        let len = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes"));
+        let len = usize::try_from(len)
+            .map_err(|_| MemoryError::Format("metadata length out of range".into()))?;
+        let stored: StoredStream = serde_json::from_slice(&read_bytes(r, len)?)?;
+        if stored.version != VERSION {
+            return Err(MemoryError::Format(format!(
+                "unsupported version {}",
+                stored.version
+            )));
+        }
+        let index = VectorIndex::read_from(r)?;
+        if index.len() != stored.nodes.len() {
+            return Err(MemoryError::Format(format!(
+                "{} nodes but {} vectors",
+                stored.nodes.len(),
+                index.len()
+            )));
+        }
+        let mut nodes = Vec::with_capacity(stored.nodes.len());
+        for (i, n) in stored.nodes.into_iter().enumerate() {
+            if n.id != i as u64 {
+                return Err(MemoryError::Format(format!(
+                    "node {i} has id {}, expected {i}",
+                    n.id
+                )));
+            }
+            if let Some(&bad) = n.evidence.iter().find(|&&e| e >= n.id) {
+                return Err(MemoryError::UnknownId(bad));
+            }
+            let embedding = index
+                .vector(n.id)
+                .ok_or(MemoryError::UnknownId(n.id))?
+                .to_vec();
+            nodes.push(MemoryNode {
+                id: n.id,
+                kind: n.kind,
+                text: n.text,
+                created: n.created,
+                last_accessed: n.last_accessed,
+                importance: n.importance,
+                embedding,
+                evidence: n.evidence,
+            });
+        }
+        let mut config = stored.config;
+        config.index = index.config().clone();
+        Ok(Self {
+            config,
+            nodes,
+            index,
+            importance_since_reflection: stored.importance_since_reflection,
+            last_reflection: stored.last_reflection,
+        })
+    }
+
+    /// Saves to `path` (written to a temporary file beside it, then renamed into place).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        {
+            let file = std::fs::File::create(&tmp)?;
+            let mut w = std::io::BufWriter::new(file);
+            self.write_to(&mut w)?;
+            w.flush()?;
+            w.get_ref().sync_all()?;
+        }
+        std::fs::rename(&tmp, path)?;
+        Ok(())
+    }
+
+    /// Loads a stream saved with [`save`](Self::save).
+    pub fn load(path: &Path) -> Result<Self> {
+        let file = std::fs::File::open(path)?;
+        Self::read_from(&mut std::io::BufReader::new(file))
+    }
+}
+
+fn dedup_keep_order(v: &mut Vec<u64>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|x| seen.insert(*x));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::embedder::HashingEmbedder;
+
+    fn mem(kind: MemoryKind, text: &str, t: u64, imp: i64, v: Vec<f32>) -> NewMemory {
+        NewMemory::new(kind, text, GameTime(t), Importance::new(imp), v)
+    }
+
+    fn ids(s: &[ScoredMemory]) -> Vec<u64> {
+        s.iter().map(|m| m.id).collect()
+    }
+
+    #[test]
+    fn recency_decides_when_the_rest_is_equal() {
+        let mut s = MemoryStream::new(2, StreamConfig::default()).unwrap();
+        for t in [0, 600, 300] {
+            s.add(mem(MemoryKind::Observation, "x", t, 5, vec![1.0, 1.0]))
+                .unwrap();
+        }
+        let got = s.retrieve_k(&[1.0, 1.0], GameTime(2000), 3).unwrap();
+        assert_eq!(ids(&got), vec![1, 2, 0]);
+        // Retrieved nodes were touched.
+        assert!(s.nodes().iter().all(|n| n.last_accessed == GameTime(2000)));
+    }
+
+    #[test]
+    fn importance_decides_when_the_rest_is_equal() {
+        let mut s = MemoryStream::new(2, StreamConfig::default()).unwrap();
+        for imp in [3, 9, 6] {
+            s.add(mem(MemoryKind::Observation, "x", 60, imp, vec![0.0, 1.0]))
+                .unwrap();
+        }
+        let got = s.retrieve_k(&[0.0, 1.0], GameTime(120), 2).unwrap();
+        assert_eq!(ids(&got), vec![1, 2]);
+        // Only the two retrieved were touched.
+        assert_eq!(s.get(0).unwrap().last_accessed, GameTime(60));
+        assert_eq!(s.get(1).unwrap().last_accessed, GameTime(120));
+    }
+
+    #[test]
+    fn relevance_decides_when_the_rest_is_equal() {
+        let mut s = MemoryStream::new(3, StreamConfig::default()).unwrap();
+        for v in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.7, 0.7, 0.0]] {
+            s.add(mem(MemoryKind::Observation, "x", 60, 5, v.to_vec()))
+                .unwrap();
+        }
+        let got = s.score(&[0.0, 1.0, 0.1], GameTime(60), 3).unwrap();
+        assert_eq!(ids(&got), vec![1, 2, 0]);
+        // `score` does not touch.
+        let got = s.score(&[1.0, 0.0, 0.0], GameTime(900), 1).unwrap();
+        assert_eq!(ids(&got), vec![0]);
+        assert_eq!(s.get(0).unwrap().last_accessed, GameTime(60));
+    }
+
+    #[test]
+    fn reflection_trigger_at_threshold() {
+        let mut s = MemoryStream::new(2, StreamConfig::default()).unwrap();
+        for i in 0..14 {
+            s.add(mem(MemoryKind::Observation, "x", i, 10, vec![1.0, 0.0]))
+                .unwrap();
+            assert!(!s.should_reflect(), "after {} memories", i + 1);
+        }
+        // Reflections do not count.
+        s.add(mem(MemoryKind::Reflection, "r", 14, 10, vec![1.0, 0.0]))
+            .unwrap();
+        assert_eq!(s.importance_since_reflection(), 140);
+        assert!(!s.should_reflect());
+        s.add(mem(MemoryKind::Dialogue, "d", 15, 9, vec![1.0, 0.0]))
+            .unwrap();
+        assert!(!s.should_reflect());
+        s.add(mem(MemoryKind::Plan, "p", 16, 1, vec![1.0, 0.0]))
+            .unwrap();
+        assert_eq!(s.importance_since_reflection(), 150);
+        assert!(s.should_reflect());
+        s.mark_reflected(GameTime(17));
+        assert!(!s.should_reflect());
+        assert_eq!(s.last_reflection(), Some(GameTime(17)));
+        s.set_reflection_threshold(0);
+        for _ in 0..20 {
+            s.add(mem(MemoryKind::Observation, "x", 18, 10, vec![1.0, 0.0]))
+                .unwrap();
+        }
+        assert!(!s.should_reflect());
+    }
+
+    #[test]
+    fn add_validates_and_is_atomic() {
+        let mut s = MemoryStream::new(2, StreamConfig::default()).unwrap();
+        assert!(s
+            .add(mem(MemoryKind::Observation, "x", 0, 5, vec![1.0]))
+            .is_err());
+        assert!(matches!(
+            s.add(mem(MemoryKind::Reflection, "r", 0, 5, vec![1.0, 0.0]).with_evidence(vec![0])),
+            Err(MemoryError::UnknownId(0))
+        ));
+        let batch = vec![
+            mem(MemoryKind::Observation, "a", 0, 5, vec![1.0, 0.0]),
+            mem(MemoryKind::Observation, "b", 0, 5, vec![0.0, 0.0]),
+        ];
+        assert!(s.add_batch(batch).is_err());
+        assert!(s.is_empty() && s.index().is_empty());
+        let batch = vec![
+            mem(MemoryKind::Observation, "a", 0, 5, vec![3.0, 4.0]),
+            mem(MemoryKind::Reflection, "r", 0, 5, vec![0.0, 1.0]).with_evidence(vec![0, 0]),
+        ];
+        assert_eq!(s.add_batch(batch).unwrap(), vec![0, 1]);
+        assert_eq!(s.get(1).unwrap().evidence, vec![0]);
+        assert_eq!(s.get(0).unwrap().embedding, vec![0.6, 0.8]);
+        assert!(s.score(&[f32::NAN, 0.0], GameTime(0), 1).is_err());
+        assert!(s.score(&[1.0, 0.0], GameTime(0), 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn latest_returns_the_tail() {
+        let mut s = MemoryStream::new(2, StreamConfig::default()).unwrap();
+        assert!(s.latest(3).is_empty());
+        for t in 0..5 {
+            s.add(mem(MemoryKind::Observation, "x", t, 1, vec![1.0, 0.0]))
+                .unwrap();
+        }
+        let ids: Vec<u64> = s.latest(3).iter().map(|n| n.id).collect();
+        assert_eq!(ids, vec![2, 3, 4]);
+        assert_eq!(s.latest(99).len(), 5);
+    }
+
+    fn sample_stream(config: StreamConfig, n: usize) -> MemoryStream {
+        let e = HashingEmbedder::new(64);
+        let mut s = MemoryStream::new(64, config).unwrap();
+        let people = ["John", "Eddy", "Mei", "Sam", "Jennifer"];
+        let acts = [
+            "eats breakfast",
+            "paints",
+            "studies music",
+            "walks",
+            "reads",
+        ];
+        let places = ["kitchen", "park", "cafe", "library", "garden"];
+        for i in 0..n {
+            let text = format!(
+                "{} {} in the {} ({})",
+                people[i % 5],
+                acts[(i / 5) % 5],
+                places[(i / 25) % 5],
+                i
+            );
+            let kind = if i % 7 == 0 {
+                MemoryKind::Plan
+            } else {
+                MemoryKind::Observation
+            };
+            let m = mem(
+                kind,
+                &text,
+                i as u64 * 15,
+                (i % 10) as i64 + 1,
+                e.embed_one(&text),
+            );
+            s.add(m).unwrap();
+        }
+        s
+    }
+
+    fn round_trip(config: StreamConfig, n: usize) {
+        let e = HashingEmbedder::new(64);
+        let mut s = sample_stream(config, n);
+        s.retrieve_k(&e.embed_one("John paints"), GameTime(5000), 5)
+            .unwrap();
+        let mut bytes = Vec::new();
+        s.write_to(&mut bytes).unwrap();
+        let mut back = MemoryStream::read_from(&mut bytes.as_slice()).unwrap();
+        assert!(back.nodes() == s.nodes(), "nodes differ");
+        assert_eq!(back.config(), s.config());
+        assert_eq!(back.index().uses_hnsw(), s.index().uses_hnsw());
+        assert_eq!(
+            back.importance_since_reflection(),
+            s.importance_since_reflection()
+        );
+        for (i, q) in ["Mei walks in the park", "breakfast kitchen", "Sam reads"]
+            .iter()
+            .enumerate()
+        {
+            let now = GameTime(6000 + i as u64 * 100);
+            let a = s.retrieve_k(&e.embed_one(q), now, 8).unwrap();
+            let b = back.retrieve_k(&e.embed_one(q), now, 8).unwrap();
+            assert_eq!(a, b, "query {q}");
+            assert!(!a.is_empty());
+        }
+        assert!(back.nodes() == s.nodes(), "nodes differ");
+        // Corrupt input is an error, not a panic.
+        for cut in [0, 5, 20, bytes.len() / 2, bytes.len() - 1] {
+            assert!(MemoryStream::read_from(&mut &bytes[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn save_load_round_trip_exact() {
+        round_trip(StreamConfig::default(), 200);
+    }
+
+    #[test]
+    fn save_load_round_trip_hnsw() {
+        let mut config = StreamConfig::default();
+        config.index.exact_threshold = 50;
+        config.retrieval.candidate_factor = 2;
+        round_trip(config, 300);
+    }
+
+    #[test]
+    fn save_to_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.mem");
+        let s = sample_stream(StreamConfig::default(), 20);
+        s.save(&path).unwrap();
+        let back = MemoryStream::load(&path).unwrap();
+        assert!(back.nodes() == s.nodes(), "nodes differ");
+        assert!(MemoryStream::load(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,663 @@
+//! Memory stream tests: importance and reflection on the real default chat model, HNSW recall
+//! and save/load on thousands of memories.
+//!
+//! Embeddings here come from `HashingEmbedder`, a **test stand-in** (hashed bag of words,
+//! 384 dimensions, L2-normalised), until the sentence embedder (src/embed) is wired in:
+//! texts that share words are similar, paraphrases are not.
+
+use std::time::Instant;
+
+use humanoid::llm::{ChooseRequest, Engine, EngineOptions, Request, Response};
+use humanoid::memory::importance::{importance_prompt, IMPORTANCE_OPTIONS};
+use humanoid::memory::index::{IndexConfig, VectorIndex};
+use humanoid::memory::{
+    maybe_reflect, rate_importance, GameTime, HashingEmbedder, Importance, MemoryKind,
+    MemoryStream, NewMemory, ReflectionConfig, StreamConfig,
+};
+
+use crate::util;
+
+const DIM: usize = 384;
+
+fn engine() -> Engine {
+    Engine::load(&util::smollm2(), EngineOptions::default()).expect("load SmolLM2")
+}
+
+/// Expected rating (unrounded) of each memory, in one batch.
+fn expected_ratings(engine: &mut Engine, memories: &[&str]) -> Vec<f32> {
+    let values: Vec<f32> = (1..=10).map(|v| v as f32).collect();
+    let requests = memories
+        .iter()
+        .map(|m| Request::Choose(ChooseRequest::new(importance_prompt(m), IMPORTANCE_OPTIONS)))
+        .collect();
+    engine
+        .run(requests, |_| {})
+        .into_iter()
+        .map(|r| match r.expect("choose runs") {
+            Response::Chosen(c) => c.expected(&values),
+            Response::Generated(_) => panic!("a choice"),
+        })
+        .collect()
+}
+
+/// SmolLM2-135M separates these only weakly: expected ratings span about 5.5–6.6, so the
+/// rounded importances of a pair are often equal. The test checks the order of the expected
+/// values (what the model can do) and prints the rounded ratings.
+#[test]
+fn importance_rates_life_changing_above_mundane() {
+    let mut engine = engine();
+    let pairs = [
+        (
+            "John ate cereal",
+            "John's son was badly hurt in an accident",
+        ),
+        (
+            "John brushed his teeth",
+            "John's wife told him she wants a divorce",
+        ),
+        (
+            "Eddy made his bed",
+            "Eddy was accepted to the college of his dreams",
+        ),
+        ("Mei watered the plants", "Mei was diagnosed with cancer"),
+        ("Tom read the newspaper", "Tom's house burned down"),
+        (
+            "Sam tied his shoes",
+            "Sam got married to the love of his life",
+        ),
+        (
+            "Isabella washed the dishes",
+            "Isabella's mother died this morning",
+        ),
+        (
+            "Klaus took a shower",
+            "Klaus lost his job and cannot pay rent",
+        ),
+        (
+            "Maria walked to the store",
+            "Maria gave birth to her first child",
+        ),
+        (
+            "Ayesha checked her email",
+            "Ayesha won the national science prize",
+        ),
+    ];
+    let texts: Vec<&str> = pairs.iter().flat_map(|(a, b)| [*a, *b]).collect();
+    let t0 = Instant::now();
+    let rated = rate_importance(&mut engine, &texts);
+    eprintln!(
+        "rated {} memories in one batch in {:?}",
+        texts.len(),
+        t0.elapsed()
+    );
+    let expected = expected_ratings(&mut engine, &texts);
+    let (mut ordered, mut ordered_rounded, mut gap) = (0, 0, 0.0);
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        let ia = rated[2 * i].as_ref().unwrap().get();
+        let ib = rated[2 * i + 1].as_ref().unwrap().get();
+        let (ea, eb) = (expected[2 * i], expected[2 * i + 1]);
+        assert_eq!(ia, Importance::from_rating(ea).get());
+        eprintln!("{a:?}: {ea:.2} → {ia}   vs   {b:?}: {eb:.2} → {ib}");
+        ordered += usize::from(ea < eb);
+        ordered_rounded += usize::from(ia < ib);
+        gap += (eb - ea) / pairs.len() as f32;
+    }
+    eprintln!(
+        "{ordered}/{n} pairs ordered by expected value (mean gap {gap:.2}), \
+         {ordered_rounded}/{n} strictly by rounded importance",
+        n = pairs.len()
+    );
+    assert!(
+        expected[0] < expected[1],
+        "mundane {} vs life-changing {}",
+        expected[0],
+        expected[1]
+    );
+    assert!(ordered >= 8, "only {ordered}/10 pairs ordered");
+}
+
+/// Twenty memories of John Lin, oldest first.
+const JOHN: [&str; 20] = [
+    "John Lin is a pharmacist at the Willow Market and Pharmacy",
+    "John Lin lives with his wife Mei Lin, a college professor, and his son Eddy Lin",
+    "Eddy Lin is a student who studies music theory",
+    "John Lin woke up at 6 am and made coffee",
+    "John Lin ate cereal for breakfast",
+    "John Lin asked Eddy about his music composition over breakfast",
+    "Eddy Lin said he is nervous about performing his composition at school",
+    "John Lin walked to the pharmacy",
+    "John Lin helped an elderly customer understand her new medication",
+    "John Lin stayed late at the pharmacy to finish an inventory count",
+    "Mei Lin called John to say she would grade papers late tonight",
+    "John Lin cooked dinner for Eddy",
+    "Eddy Lin played his new piano piece for John after dinner",
+    "John Lin told Eddy he was proud of his music",
+    "John Lin worried that he spends too little time with his family",
+    "John Lin read a book about gardening before bed",
+    "John Lin heard that the pharmacy might cut staff next month",
+    "John Lin talked with his neighbor Tom Moreno about the local election",
+    "Eddy Lin won first prize at the school music competition",
+    "John Lin decided to leave work early on Friday to celebrate with Eddy",
+];
+
+#[test]
+fn reflection_stores_insights_citing_existing_memories() {
+    let mut engine = engine();
+    let mut embedder = HashingEmbedder::new(DIM);
+    let mut stream = MemoryStream::new(DIM, StreamConfig::default()).unwrap();
+    // A lower threshold than the default 150: twenty memories rarely sum to 150.
+    let threshold = 60;
+    stream.set_reflection_threshold(threshold);
+
+    let t0 = Instant::now();
+    let ratings = rate_importance(&mut engine, &JOHN);
+    eprintln!("rated {} memories in {:?}", JOHN.len(), t0.elapsed());
+    let mut sum = 0u32;
+    let mut triggered_at = None;
+    for (i, (text, r)) in JOHN.iter().zip(ratings).enumerate() {
+        let imp = r.expect("importance");
+        let kind = if i < 3 {
+            MemoryKind::SeedStatement
+        } else {
+            MemoryKind::Observation
+        };
+        let v = embedder.embed_one(text);
+        stream
+            .add(NewMemory::new(
+                kind,
+                *text,
+                GameTime(6 * 60 + 15 * i as u64),
+                imp,
+                v,
+            ))
+            .unwrap();
+        sum += u32::from(imp.get());
+        assert_eq!(stream.importance_since_reflection(), sum);
+        assert_eq!(stream.should_reflect(), sum >= threshold, "after {}", i + 1);
+        if triggered_at.is_none() && stream.should_reflect() {
+            triggered_at = Some(i + 1);
+        }
+    }
+    eprintln!("importance sum {sum}, reflection triggered after {triggered_at:?} memories");
+    assert!(
+        stream.should_reflect(),
+        "sum {sum} below threshold {threshold}"
+    );
+
+    let now = GameTime(12 * 60);
+    let t0 = Instant::now();
+    let outcome = maybe_reflect(
+        &mut engine,
+        &mut embedder,
+        &mut stream,
+        "John Lin",
+        now,
+        &ReflectionConfig::default(),
+    )
+    .unwrap()
+    .expect("reflection runs at the threshold");
+    eprintln!("reflection took {:?}", t0.elapsed());
+    for q in &outcome.questions {
+        eprintln!("question: {q}");
+    }
+    for (ins, id) in outcome.insights.iter().zip(&outcome.ids) {
+        eprintln!(
+            "insight {id} (cited by model: {}): {} <- {:?}",
+            ins.cited_by_model, ins.text, ins.evidence
+        );
+    }
+    assert_eq!(outcome.questions.len(), 3);
+    assert!(!outcome.ids.is_empty(), "no insight stored");
+    assert_eq!(outcome.ids.len(), outcome.insights.len());
+    let cited = outcome.insights.iter().filter(|i| i.cited_by_model).count();
+    eprintln!(
+        "{cited}/{} insights cite statements themselves",
+        outcome.insights.len()
+    );
+    for &id in &outcome.ids {
+        let node = stream.get(id).expect("stored");
+        assert_eq!(node.kind, MemoryKind::Reflection);
+        assert_eq!(node.created, now);
+        assert!(!node.evidence.is_empty(), "insight {id} has no evidence");
+        for &e in &node.evidence {
+            let cited = stream.get(e).expect("evidence id exists");
+            assert!(e < id);
+            assert_ne!(cited.kind, MemoryKind::Reflection);
+        }
+    }
+    assert_eq!(stream.importance_since_reflection(), 0);
+    assert!(!stream.should_reflect());
+    assert_eq!(stream.last_reflection(), Some(now));
+}
+
+/// A deterministic generator of varied memory-like sentences.
+struct Sentences(u64);
+
+impl Sentences {
+    fn next_u64(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next_u64() % items.len() as u64) as usize]
+    }
+
+    fn sentence(&mut self) -> String {
+        const NAMES: &[&str] = &[
+            "John Lin",
+            "Eddy Lin",
+            "Mei Lin",
+            "Tom Moreno",
+            "Jane Moreno",
+            "Sam Moore",
+            "Jennifer Moore",
+            "Isabella Rodriguez",
+            "Klaus Mueller",
+            "Maria Lopez",
+            "Ayesha Khan",
+            "Wolfgang Schulz",
+            "Carmen Ortiz",
+            "Latoya Williams",
+            "Rajiv Patel",
+            "Abigail Chen",
+            "Francisco Lopez",
+            "Hailey Johnson",
+            "Arthur Burton",
+            "Ryan Park",
+        ];
+        const ACTIVITIES: &[&str] = &[
+            "eating breakfast",
+            "brewing coffee",
+            "reading the newspaper",
+            "painting a portrait",
+            "practicing the piano",
+            "writing a research paper",
+            "tending the vegetable garden",
+            "jogging along the river",
+            "cleaning the kitchen",
+            "fixing a leaky faucet",
+            "studying chemistry",
+            "planning a birthday party",
+            "shopping for groceries",
+            "cooking pasta for dinner",
+            "taking a nap",
+            "answering emails",
+            "sketching the old library",
+            "organizing the bookshelf",
+            "baking sourdough bread",
+            "walking the dog",
+            "practicing yoga",
+            "doing the laundry",
+            "watering the plants",
+            "composing a song",
+            "preparing a lecture",
+            "filling prescriptions",
+            "serving customers at the counter",
+            "repairing a bicycle",
+            "playing chess",
+            "writing in a journal",
+            "knitting a scarf",
+            "meditating quietly",
+            "rehearsing a speech",
+            "grading homework",
+            "decorating the cafe",
+            "feeding the cat",
+            "washing the car",
+            "editing photographs",
+            "learning to dance",
+            "volunteering at the shelter",
+        ];
+        const PLACES: &[&str] = &[
+            "at home",
+            "in the kitchen",
+            "at the Hobbs Cafe",
+            "in the park",
+            "at the pharmacy",
+            "at Oak Hill College",
+            "in the library",
+            "at the supply store",
+            "in the garden",
+            "at the town hall",
+            "in the bedroom",
+            "at the bar",
+            "by the lake",
+            "at the gym",
+            "in the art studio",
+            "at the grocery store",
+            "in the living room",
+            "on the porch",
+            "at the school",
+            "in the office",
+            "at the bakery",
+            "at the train station",
+            "in the music room",
+            "at the market",
+            "at the dorm",
+            "in the bathroom",
+            "at the community center",
+            "at the bookstore",
+            "at the clinic",
+            "on the rooftop",
+        ];
+        const TIMES: &[&str] = &[
+            "this morning",
+            "at dawn",
+            "before lunch",
+            "around noon",
+            "in the afternoon",
+            "after work",
+            "in the evening",
+            "late at night",
+            "on Monday",
+            "on the weekend",
+            "yesterday",
+            "today",
+        ];
+        const TOPICS: &[&str] = &[
+            "the upcoming election",
+            "a new art exhibit",
+            "the Valentine's Day party",
+            "their favorite books",
+            "rising rent prices",
+            "a chemistry experiment",
+            "the weather",
+            "a job offer",
+            "a family vacation",
+            "the school play",
+            "local gossip",
+            "a new recipe",
+            "a broken window",
+            "the town festival",
+            "a medical diagnosis",
+            "their childhood",
+            "a music competition",
+            "a research grant",
+            "a lost wallet",
+            "volunteer work",
+            "the stock market",
+            "a football match",
+            "an old friend",
+            "the library renovation",
+            "a wedding",
+            "a moving truck",
+            "a garden contest",
+            "the bakery's new menu",
+            "a traffic accident",
+            "a poetry reading",
+        ];
+        const FEELINGS: &[&str] = &[
+            "happy",
+            "anxious",
+            "proud",
+            "lonely",
+            "excited",
+            "tired",
+            "frustrated",
+            "grateful",
+            "nervous",
+            "curious",
+        ];
+        match self.next_u64() % 5 {
+            0 | 1 => format!(
+                "{} is {} {} {}",
+                self.pick(NAMES),
+                self.pick(ACTIVITIES),
+                self.pick(PLACES),
+                self.pick(TIMES)
+            ),
+            2 => format!(
+                "{} talked with {} about {} {}",
+                self.pick(NAMES),
+                self.pick(NAMES),
+                self.pick(TOPICS),
+                self.pick(PLACES)
+            ),
+            3 => format!(
+                "{} felt {} after {} {}",
+                self.pick(NAMES),
+                self.pick(FEELINGS),
+                self.pick(ACTIVITIES),
+                self.pick(TIMES)
+            ),
+            _ => format!(
+                "{} plans to discuss {} with {} {}",
+                self.pick(NAMES),
+                self.pick(TOPICS),
+                self.pick(NAMES),
+                self.pick(TIMES)
+            ),
+        }
+    }
+}
+
+fn corpus(seed: u64, n: usize) -> Vec<String> {
+    let mut g = Sentences(seed | 1);
+    (0..n).map(|_| g.sentence()).collect()
+}
+
+#[test]
+fn hnsw_recall_at_10_against_exact() {
+    let n = 4000;
+    let embedder = HashingEmbedder::new(DIM);
+    let texts = corpus(42, n);
+    let vectors: Vec<Vec<f32>> = texts.iter().map(|t| embedder.embed_one(t)).collect();
+    let config = IndexConfig {
+        exact_threshold: 1000,
+        ..IndexConfig::default()
+    };
+    let mut index = VectorIndex::new(DIM, config).unwrap();
+    let t0 = Instant::now();
+    for (i, v) in vectors.iter().enumerate() {
+        index.add(i as u64, v).unwrap();
+    }
+    index.prepare();
+    let build = t0.elapsed();
+    assert!(index.uses_hnsw() && index.graph_built());
+    eprintln!(
+        "built an HNSW graph of {n} vectors in {build:?}: {:.0} inserts/s",
+        n as f64 / build.as_secs_f64()
+    );
+
+    let queries: Vec<Vec<f32>> = corpus(4242, 300)
+        .iter()
+        .map(|t| embedder.embed_one(t))
+        .collect();
+    let k = 10;
+    let (mut tie_aware, mut strict) = (0usize, 0usize);
+    let (mut t_hnsw, mut t_exact) = (0f64, 0f64);
+    for q in &queries {
+        let t = Instant::now();
+        let exact = index.search_exact(q, k).unwrap();
+        t_exact += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let approx = index.search(q, k).unwrap();
+        t_hnsw += t.elapsed().as_secs_f64();
+        assert_eq!(approx.len(), k);
+        // Bag-of-words vectors tie often: a result as similar as the k-th exact one counts.
+        let kth = exact[k - 1].similarity;
+        tie_aware += approx.iter().filter(|h| h.similarity >= kth - 1e-6).count();
+        strict += approx
+            .iter()
+            .filter(|h| exact.iter().any(|e| e.id == h.id))
+            .count();
+    }
+    let total = (queries.len() * k) as f64;
+    let recall = tie_aware as f64 / total;
+    eprintln!(
+        "recall@10 {recall:.4} (id overlap {:.4}); per query: hnsw {:.3} ms, exact {:.3} ms",
+        strict as f64 / total,
+        1e3 * t_hnsw / queries.len() as f64,
+        1e3 * t_exact / queries.len() as f64
+    );
+    assert!(recall >= 0.95, "recall@10 {recall}");
+
+    // Reload rebuilds the same graph: identical results.
+    let mut bytes = Vec::new();
+    index.write_to(&mut bytes).unwrap();
+    let t0 = Instant::now();
+    let back = VectorIndex::read_from(&mut bytes.as_slice()).unwrap();
+    back.prepare();
+    eprintln!(
+        "reload ({} KiB) with HNSW rebuild: {:?}",
+        bytes.len() / 1024,
+        t0.elapsed()
+    );
+    for q in queries.iter().take(50) {
+        assert_eq!(back.search(q, k).unwrap(), index.search(q, k).unwrap());
+    }
+}
+
+#[test]
+fn stream_save_load_gives_identical_retrieval() {
+    let embedder = HashingEmbedder::new(DIM);
+    let mut config = StreamConfig::default();
+    config.index.exact_threshold = 1500;
+    let mut stream = MemoryStream::new(DIM, config).unwrap();
+    let texts = corpus(7, 2500);
+    for (i, t) in texts.iter().enumerate() {
+        let m = NewMemory::new(
+            MemoryKind::Observation,
+            t.clone(),
+            GameTime(i as u64 * 5),
+            Importance::new((i % 10) as i64 + 1),
+            embedder.embed_one(t),
+        );
+        stream.add(m).unwrap();
+    }
+    assert!(stream.index().uses_hnsw());
+    let queries = corpus(99, 20);
+    // Touch some memories first so last_accessed differs from created.
+    for q in queries.iter().take(5) {
+        stream
+            .retrieve(&embedder.embed_one(q), GameTime(20_000))
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("john.memory");
+    let t0 = Instant::now();
+    stream.save(&path).unwrap();
+    let saved = t0.elapsed();
+    let t0 = Instant::now();
+    let mut back = MemoryStream::load(&path).unwrap();
+    back.index().prepare();
+    eprintln!(
+        "save {saved:?}, load {:?} ({} KiB, {} memories)",
+        t0.elapsed(),
+        std::fs::metadata(&path).unwrap().len() / 1024,
+        back.len()
+    );
+    assert!(back.nodes() == stream.nodes(), "nodes differ after load");
+    for (i, q) in queries.iter().enumerate() {
+        let v = embedder.embed_one(q);
+        let now = GameTime(30_000 + 60 * i as u64);
+        let a = stream.retrieve(&v, now).unwrap();
+        let b = back.retrieve(&v, now).unwrap();
+        assert_eq!(a, b, "query {q:?}");
+        assert_eq!(a.len(), 10);
+    }
+    assert!(
+        back.nodes() == stream.nodes(),
+        "nodes differ after retrieval"
+    );
+}
+
+/// Measurements for the report (not a check): HNSW build and query speed and recall for
+/// a few settings, and hnsw_rs's own dump/reload against rebuilding from stored vectors.
+#[test]
+#[ignore]
+fn hnsw_measurements() {
+    use hnsw_rs::api::AnnT;
+    use hnsw_rs::hnswio::HnswIo;
+    use hnsw_rs::prelude::{Distance, Hnsw};
+
+    #[derive(Clone, Copy, Default)]
+    struct Dot;
+    impl Distance<f32> for Dot {
+        fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
+            let d: f32 = 1.0 - a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+            d.max(0.0)
+        }
+    }
+
+    let embedder = HashingEmbedder::new(DIM);
+    let queries: Vec<Vec<f32>> = corpus(4242, 200)
+        .iter()
+        .map(|t| embedder.embed_one(t))
+        .collect();
+    for &n in &[10_000usize, 30_000] {
+        let vectors: Vec<Vec<f32>> = corpus(42, n)
+            .iter()
+            .map(|t| embedder.embed_one(t))
+            .collect();
+        for &(m, efc) in &[(16usize, 100usize), (24, 200)] {
+            if n > 10_000 && m == 24 {
+                continue;
+            }
+            let config = IndexConfig {
+                exact_threshold: 1,
+                max_connections: m,
+                ef_construction: efc,
+                ..IndexConfig::default()
+            };
+            let mut index = VectorIndex::new(DIM, config).unwrap();
+            let t0 = Instant::now();
+            for (i, v) in vectors.iter().enumerate() {
+                index.add(i as u64, v).unwrap();
+            }
+            index.prepare();
+            let build = t0.elapsed().as_secs_f64();
+            for &ef in &[32usize, 64, 128] {
+                index.set_ef_search(ef);
+                let (mut hit, mut th, mut te) = (0usize, 0f64, 0f64);
+                for q in &queries {
+                    let t = Instant::now();
+                    let exact = index.search_exact(q, 10).unwrap();
+                    te += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    let approx = index.search(q, 10).unwrap();
+                    th += t.elapsed().as_secs_f64();
+                    let kth = exact[9].similarity;
+                    hit += approx.iter().filter(|h| h.similarity >= kth - 1e-6).count();
+                }
+                eprintln!(
+                    "n {n} M {m} efc {efc}: build {:.0}/s; ef {ef}: recall@10 {:.4}, hnsw {:.3} ms, exact {:.3} ms",
+                    n as f64 / build,
+                    hit as f64 / (queries.len() * 10) as f64,
+                    1e3 * th / queries.len() as f64,
+                    1e3 * te / queries.len() as f64
+                );
+            }
+            if n == 10_000 && m == 16 {
+                // Our reload: vectors + deterministic rebuild.
+                let mut bytes = Vec::new();
+                index.write_to(&mut bytes).unwrap();
+                let t0 = Instant::now();
+                let back = VectorIndex::read_from(&mut bytes.as_slice()).unwrap();
+                back.prepare();
+                eprintln!("rebuild reload of {n}: {:?}", t0.elapsed());
+                drop(back);
+                // hnsw_rs dump / reload of the same graph.
+                let graph: Hnsw<f32, Dot> = Hnsw::new(m, n, 16, efc, Dot);
+                for (i, v) in vectors.iter().enumerate() {
+                    graph.insert_slice((v, i));
+                }
+                let dir = tempfile::tempdir().unwrap();
+                let t0 = Instant::now();
+                let name = graph.file_dump(dir.path(), "g").unwrap();
+                let dumped = t0.elapsed();
+                let t0 = Instant::now();
+                let io = HnswIo::new(dir.path(), &name);
+                let reloaded: Hnsw<f32, Dot> = io.load_hnsw_with_dist(Dot).unwrap();
+                eprintln!(
+                    "hnsw_rs dump {dumped:?}, reload {:?} ({} points)",
+                    t0.elapsed(),
+                    reloaded.get_nb_point()
+                );
+            }
+        }
+    }
+}
