@@ -144,3 +144,14 @@ mod tests {
         ));
     }
 }
+
+/// The real sentence embedder (MiniLM by default).
+impl TextEmbedder for crate::embed::Embedder {
+    fn embed(&mut self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
+        crate::embed::Embedder::embed(self, texts).map_err(|e| e.to_string())
+    }
+
+    fn dim(&self) -> usize {
+        crate::embed::Embedder::dim(self)
+    }
+}

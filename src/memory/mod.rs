@@ -22,6 +22,7 @@ pub mod node;
 pub mod reflect;
 pub mod retrieve;
 pub mod stream;
+pub mod synthetic;
 pub mod vector;
 
 pub use budget::fit_to_budget;
