@@ -101,6 +101,17 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The real sentence embedder (MiniLM by default).
+impl TextEmbedder for crate::embed::Embedder {
+    fn embed(&mut self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
+        crate::embed::Embedder::embed(self, texts).map_err(|e| e.to_string())
+    }
+
+    fn dim(&self) -> usize {
+        crate::embed::Embedder::dim(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::vector::dot;
@@ -142,16 +153,5 @@ mod tests {
                 got: 1
             })
         ));
-    }
-}
-
-/// The real sentence embedder (MiniLM by default).
-impl TextEmbedder for crate::embed::Embedder {
-    fn embed(&mut self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
-        crate::embed::Embedder::embed(self, texts).map_err(|e| e.to_string())
-    }
-
-    fn dim(&self) -> usize {
-        crate::embed::Embedder::dim(self)
     }
 }
