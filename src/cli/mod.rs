@@ -1,6 +1,7 @@
 //! Subcommands, one module each; this file holds the argument definitions and dispatch.
 
 mod bench_llm;
+mod bench_memory;
 mod chat;
 mod inspect;
 mod models;
@@ -39,6 +40,8 @@ pub enum Command {
 pub enum BenchCommand {
     /// Engine speed: prefill, decode at batch 1/4/16, choose calls/s, load time, memory.
     Llm(bench_llm::BenchLlmArgs),
+    /// Memory: embeddings/s at batch 1 and 32, retrieval latency and recall@10 (HNSW vs exact).
+    Memory(bench_memory::BenchMemoryArgs),
 }
 
 /// Options shared by every command that loads a chat model.
@@ -115,6 +118,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::InspectModel(a) => inspect::run(a),
         Command::Chat(a) => chat::run(a),
         Command::Bench(BenchCommand::Llm(a)) => bench_llm::run(a),
+        Command::Bench(BenchCommand::Memory(a)) => bench_memory::run(a),
         Command::Models(c) => models::run(c),
     }
 }
