@@ -27,5 +27,20 @@ fn q8_matmul(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, q8_matmul);
+/// Exact nearest-neighbour search over 10k unit vectors (384-dim), the memory hot path below
+/// the HNSW threshold.
+fn exact_search(c: &mut Criterion) {
+    use humanoid::memory::index::{IndexConfig, VectorIndex};
+    let dim = 384;
+    let mut index = VectorIndex::new(dim, IndexConfig::default()).unwrap();
+    for i in 0..10_000u64 {
+        index.add(i, &data(dim, i as u32 + 7)).unwrap();
+    }
+    let q = data(dim, 99_999);
+    c.bench_function("exact_search_10k_384", |b| {
+        b.iter(|| index.search_exact(black_box(&q), 10).unwrap())
+    });
+}
+
+criterion_group!(benches, q8_matmul, exact_search);
 criterion_main!(benches);

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod cli;
 mod embed;
 mod engine;
 mod memory;

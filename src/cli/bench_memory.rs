@@ -31,13 +31,27 @@ pub struct BenchMemoryArgs {
     /// Where embedded memories are cached between runs.
     #[arg(long)]
     pub cache: Option<PathBuf>,
+    /// HNSW search breadths to measure (one result row per size and value).
+    #[arg(long, value_delimiter = ',', default_value = "16,64")]
+    pub ef_search: Vec<usize>,
+    /// A BERT-style sentence-transformer folder (default: the default embedding model).
+    #[arg(long)]
+    pub embed_model: Option<String>,
 }
 
 const SEED: u64 = 2024;
 const QUERY_SEED: u64 = 77;
 
 pub fn run(a: BenchMemoryArgs) -> Result<()> {
-    let mut embedder = Embedder::load_default(true).context("loading the embedding model")?;
+    let mut embedder = match &a.embed_model {
+        Some(spec) => Embedder::load_spec(
+            &humanoid::model_store::ModelSpec::parse(spec)?,
+            &humanoid::model_store::models_dir(),
+            true,
+        ),
+        None => Embedder::load_default(true),
+    }
+    .context("loading the embedding model")?;
     let dim = embedder.dim();
     let bar_style =
         ProgressStyle::with_template("{msg:<28} [{bar:30}] {pos}/{len} {elapsed} eta {eta}")?;
@@ -112,27 +126,32 @@ pub fn run(a: BenchMemoryArgs) -> Result<()> {
         index.prepare();
         let build_s = t.elapsed().as_secs_f64();
         bar.finish_and_clear();
-        let (mut hnsw_s, mut exact_s, mut hits) = (0f64, 0f64, 0usize);
-        for q in &queries {
-            let t = Instant::now();
-            let exact = index.search_exact(q, 10)?;
-            exact_s += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let approx = index.search(q, 10)?;
-            hnsw_s += t.elapsed().as_secs_f64();
-            hits += approx
-                .iter()
-                .filter(|h| exact.iter().any(|e| e.id == h.id))
-                .count();
+        for &ef in &a.ef_search {
+            index.set_ef_search(ef.max(1));
+            let (mut hnsw_s, mut exact_s, mut hits) = (0f64, 0f64, 0usize);
+            for q in &queries {
+                let t = Instant::now();
+                let exact = index.search_exact(q, 10)?;
+                exact_s += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let approx = index.search(q, 10)?;
+                hnsw_s += t.elapsed().as_secs_f64();
+                hits += approx
+                    .iter()
+                    .filter(|h| exact.iter().any(|e| e.id == h.id))
+                    .count();
+            }
+            let nq = queries.len() as f64;
+            rows.push(json!({
+                "memories": n,
+                "ef_search": ef,
+                "hnsw_ms": round(1e3 * hnsw_s / nq),
+                "exact_ms": round(1e3 * exact_s / nq),
+                "speedup": round(exact_s / hnsw_s),
+                "recall_at_10": round(hits as f64 / (10.0 * nq)),
+                "hnsw_build_s": round(build_s),
+            }));
         }
-        let nq = queries.len() as f64;
-        rows.push(json!({
-            "memories": n,
-            "hnsw_ms": round(1e3 * hnsw_s / nq),
-            "exact_ms": round(1e3 * exact_s / nq),
-            "recall_at_10": round(hits as f64 / (10.0 * nq)),
-            "hnsw_build_s": round(build_s),
-        }));
     }
     let out = json!({
         "embedding_model": embedder.dir(),

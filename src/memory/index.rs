@@ -70,7 +70,8 @@ struct DotDistance;
 
 impl Distance<f32> for DotDistance {
     fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
-        let d = 1.0 - dot(a, b);
+        // Graph navigation only (candidates are rescored with `dot`): the AVX2 kernel.
+        let d = 1.0 - crate::llm::kernels::dot_f32(a, b);
         if d.is_nan() {
             2.0
         } else {
