@@ -1,0 +1,398 @@
+//! Reflection (Park et al. 2023): from the latest memories, ask the model for the most
+//! salient high-level questions; for each, retrieve memories and ask for insights that cite
+//! them by number ("(because of 1, 5, 3)"); store the insights as reflection memories whose
+//! evidence is the cited memories' ids.
+//!
+//! The stages are separate functions that build [`Request`]s and parse [`Response`]s, so a
+//! tick driver can batch them with other agents' requests; [`reflect`] runs all stages on an
+//! engine for one agent. Parsing is defensive: the small default model does not always
+//! follow the format, and every fallback is logged with `tracing::warn`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{Engine, GenerateRequest, LlmError, Message, Prompt, Request, Response};
+
+use super::budget::fit_to_budget;
+use super::embedder::{embed_checked, TextEmbedder};
+use super::error::{MemoryError, Result};
+use super::importance::{importance_from_result, importance_or, importance_requests};
+use super::node::{GameTime, Importance, MemoryKind, MemoryNode, NewMemory};
+use super::stream::MemoryStream;
+
+mod parse;
+
+use parse::dedup_case_insensitive;
+pub use parse::{parse_insights, parse_questions, Insight};
+
+/// Settings of reflection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReflectionConfig {
+    /// Latest memories the questions are drawn from.
+    pub recent: usize,
+    /// Questions asked.
+    pub questions: usize,
+    /// Most insights kept per question.
+    pub insights_per_question: usize,
+    /// Memories retrieved (and shown) per question.
+    pub memories_per_question: usize,
+    /// Generation limit of the questions.
+    pub question_max_tokens: usize,
+    /// Generation limit of each question's insights.
+    pub insight_max_tokens: usize,
+    /// An insight that cites no valid memory gets every memory shown for its question as
+    /// evidence (it was inferred from them); if false it is stored without evidence.
+    pub cite_all_when_missing: bool,
+    /// Importance given to an insight whose rating failed.
+    pub fallback_importance: u8,
+}
+
+impl Default for ReflectionConfig {
+    fn default() -> Self {
+        Self {
+            recent: 100,
+            questions: 3,
+            insights_per_question: 5,
+            memories_per_question: 30,
+            question_max_tokens: 160,
+            insight_max_tokens: 320,
+            cite_all_when_missing: true,
+            fallback_importance: 5,
+        }
+    }
+}
+
+const QUESTIONS_SYSTEM: &str = "You write questions about a person's life from facts about them.";
+
+/// A worked example for the questions prompt (the small default model echoes the
+/// instructions back without one).
+const QUESTIONS_EXAMPLE: (&str, &str) = (
+    "Facts about Bob Smith:\n- Bob Smith is a baker\n- Bob Smith burned a batch of bread\n\
+     - Bob Smith called his sister Ann\n- Ann said she is moving away\n\n\
+     Write the 3 most important questions these facts can answer.",
+    "1. How does Bob Smith feel about his work as a baker?\n\
+     2. What is Bob Smith's relationship with his sister Ann?\n\
+     3. How will Ann moving away affect Bob Smith?",
+);
+
+const INSIGHTS_SYSTEM: &str = "You draw conclusions about a person from numbered facts. \
+After each conclusion, cite the two or three facts that support it.";
+
+/// A worked example for the insights prompt, showing the citation format.
+const INSIGHTS_EXAMPLE: (&str, &str) = (
+    "Facts about Bob Smith:\n1. Bob Smith is a baker\n2. Bob Smith burned a batch of bread\n\
+     3. Bob Smith called his sister Ann\n4. Bob Smith went jogging\n5. Ann said she is moving away\n\
+     6. Bob Smith stayed up late baking for a wedding\n7. Bob Smith ate a sandwich\n\n\
+     Question: What matters to Bob Smith?\nWrite up to 5 conclusions, one per line.",
+    "1. Bob Smith works hard as a baker (because of 1, 6)\n\
+     2. Bob Smith makes mistakes when he is tired (because of 2, 6)\n\
+     3. Bob Smith will miss his sister Ann (because of 3, 5)",
+);
+
+fn subject(agent: &str) -> &str {
+    let a = agent.trim();
+    if a.is_empty() {
+        "the person"
+    } else {
+        a
+    }
+}
+
+/// The prompt asking for the `n` most salient high-level questions about `memories`
+/// (texts): an instruction, a worked example, then the memories.
+pub fn questions_prompt(agent: &str, memories: &[&str], n: usize) -> Prompt {
+    let mut user = format!("Facts about {}:\n", subject(agent));
+    for m in memories {
+        user.push_str("- ");
+        user.push_str(m.trim());
+        user.push('\n');
+    }
+    user.push_str(&format!(
+        "\nWrite the {n} most important questions these facts can answer."
+    ));
+    Prompt::Chat(vec![
+        Message::system(QUESTIONS_SYSTEM),
+        Message::user(QUESTIONS_EXAMPLE.0),
+        Message::assistant(QUESTIONS_EXAMPLE.1),
+        Message::user(user),
+    ])
+}
+
+/// The questions request for `memories` (texts, oldest first).
+pub fn questions_request(agent: &str, memories: &[&str], config: &ReflectionConfig) -> Request {
+    Request::Generate(GenerateRequest::new(
+        questions_prompt(agent, memories, config.questions),
+        config.question_max_tokens,
+    ))
+}
+
+/// The text of a generation result.
+pub fn generated_text(result: std::result::Result<Response, LlmError>) -> Result<String> {
+    match result? {
+        Response::Generated(g) => Ok(g.text),
+        Response::Chosen(_) => Err(MemoryError::UnexpectedResponse {
+            expected: "generation",
+        }),
+    }
+}
+
+/// [`parse_questions`], filled up to `n` when the model gave fewer: fallback questions about
+/// the most important of `memories` (ties: the most recent), each logged as a warning.
+pub fn questions_or_fallback(
+    text: &str,
+    agent: &str,
+    memories: &[&MemoryNode],
+    n: usize,
+) -> Vec<String> {
+    let mut questions = parse_questions(text, n);
+    if questions.len() < n {
+        let mut by_importance: Vec<&&MemoryNode> = memories.iter().collect();
+        by_importance.sort_by(|a, b| b.importance.cmp(&a.importance).then(b.id.cmp(&a.id)));
+        for node in by_importance {
+            if questions.len() >= n {
+                break;
+            }
+            let fact = node.text.trim().trim_end_matches(['.', '!', '?']).trim();
+            if fact.is_empty() {
+                continue;
+            }
+            let q = format!("What does it say about {} that {fact}?", subject(agent));
+            tracing::warn!(question = %q, "reflection: model gave too few questions; using a fallback");
+            questions.push(q);
+            dedup_case_insensitive(&mut questions);
+        }
+    }
+    questions
+}
+
+/// An insights request with what it needs to be parsed: the question and the memories shown,
+/// numbered from 1 in this order.
+#[derive(Clone, Debug)]
+pub struct InsightRequest {
+    pub question: String,
+    /// `(id, text)` of the memories shown; statement `i` is `shown[i - 1]`.
+    pub shown: Vec<(u64, String)>,
+    pub request: Request,
+}
+
+/// The prompt asking for up to `n` insights about `question` from numbered `statements`
+/// (cited as "(because of 1, 5, 3)"): an instruction, a worked example, then the statements.
+pub fn insights_prompt(agent: &str, question: &str, statements: &[&str], n: usize) -> Prompt {
+    let mut user = format!("Facts about {}:\n", subject(agent));
+    for (i, s) in statements.iter().enumerate() {
+        user.push_str(&format!("{}. {}\n", i + 1, s.trim()));
+    }
+    user.push_str(&format!(
+        "\nQuestion: {}\nWrite up to {n} conclusions, one per line.",
+        question.trim()
+    ));
+    Prompt::Chat(vec![
+        Message::system(INSIGHTS_SYSTEM),
+        Message::user(INSIGHTS_EXAMPLE.0),
+        Message::assistant(INSIGHTS_EXAMPLE.1),
+        Message::user(user),
+    ])
+}
+
+/// The insights request for `question` over `shown` memories (`(id, text)`, in the order
+/// they are to be numbered).
+pub fn insights_request(
+    agent: &str,
+    question: &str,
+    shown: Vec<(u64, String)>,
+    config: &ReflectionConfig,
+) -> InsightRequest {
+    let texts: Vec<&str> = shown.iter().map(|(_, t)| t.as_str()).collect();
+    let prompt = insights_prompt(agent, question, &texts, config.insights_per_question);
+    InsightRequest {
+        question: question.to_string(),
+        shown,
+        request: Request::Generate(GenerateRequest::new(prompt, config.insight_max_tokens)),
+    }
+}
+
+/// Stores `insights` as reflection memories created at `now`, with their embeddings (one
+/// per insight) and importances (missing ones get the lowest); evidence ids not in the
+/// stream are dropped. Returns the new ids.
+pub fn store_insights(
+    stream: &mut MemoryStream,
+    insights: &[Insight],
+    embeddings: Vec<Vec<f32>>,
+    importances: &[Importance],
+    now: GameTime,
+) -> Result<Vec<u64>> {
+    if embeddings.len() != insights.len() {
+        return Err(MemoryError::EmbedderCount {
+            expected: insights.len(),
+            got: embeddings.len(),
+        });
+    }
+    let memories = insights
+        .iter()
+        .zip(embeddings)
+        .enumerate()
+        .map(|(i, (ins, emb))| {
+            let evidence: Vec<u64> = ins
+                .evidence
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    let ok = stream.get(id).is_some();
+                    if !ok {
+                        tracing::warn!(id, "reflection: dropping evidence id not in the stream");
+                    }
+                    ok
+                })
+                .collect();
+            let imp = importances.get(i).copied().unwrap_or_default();
+            NewMemory::new(MemoryKind::Reflection, ins.text.clone(), now, imp, emb)
+                .with_evidence(evidence)
+        })
+        .collect();
+    stream.add_batch(memories)
+}
+
+/// What a reflection produced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReflectionOutcome {
+    pub questions: Vec<String>,
+    pub insights: Vec<Insight>,
+    /// Ids of the stored reflection memories (one per insight).
+    pub ids: Vec<u64>,
+}
+
+/// Token count of a prompt on `engine` (`usize::MAX` if it cannot be rendered).
+fn prompt_len(engine: &Engine, prompt: &Prompt) -> usize {
+    engine
+        .prompt_tokens(prompt)
+        .map(|t| t.len())
+        .unwrap_or(usize::MAX)
+}
+
+/// Runs a whole reflection for one agent on `engine`: questions from the latest memories,
+/// retrieval and insights per question (one batch), importance of the insights (one batch),
+/// storage; then resets the stream's reflection count (also when nothing usable came back,
+/// so a failing model does not retry every tick).
+pub fn reflect(
+    engine: &mut Engine,
+    embedder: &mut dyn TextEmbedder,
+    stream: &mut MemoryStream,
+    agent: &str,
+    now: GameTime,
+    config: &ReflectionConfig,
+) -> Result<ReflectionOutcome> {
+    let recent: Vec<MemoryNode> = stream.latest(config.recent).to_vec();
+    if recent.is_empty() {
+        stream.mark_reflected(now);
+        return Ok(ReflectionOutcome::default());
+    }
+    // 1. Questions, dropping the oldest memories if the prompt is too long.
+    let texts: Vec<&str> = recent.iter().map(|n| n.text.as_str()).collect();
+    let order: Vec<f32> = (0..texts.len()).map(|i| i as f32).collect();
+    let budget = engine
+        .context_budget()
+        .saturating_sub(config.question_max_tokens);
+    let texts = fit_to_budget(&texts, &order, budget, |kept| {
+        prompt_len(engine, &questions_prompt(agent, kept, config.questions))
+    })?;
+    let request = questions_request(agent, &texts, config);
+    let text = match engine.run(vec![request], |_| {}).pop() {
+        Some(r) => generated_text(r).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "reflection: questions request failed");
+            String::new()
+        }),
+        None => String::new(),
+    };
+    let recent_refs: Vec<&MemoryNode> = recent.iter().collect();
+    let questions = questions_or_fallback(&text, agent, &recent_refs, config.questions);
+
+    // 2. Retrieval and insights per question.
+    let question_refs: Vec<&str> = questions.iter().map(String::as_str).collect();
+    let query_vectors = embed_checked(embedder, &question_refs)?;
+    let insight_budget = engine
+        .context_budget()
+        .saturating_sub(config.insight_max_tokens);
+    let mut requests = Vec::with_capacity(questions.len());
+    for (q, v) in questions.iter().zip(&query_vectors) {
+        let scored = stream.retrieve_k(v, now, config.memories_per_question)?;
+        // Show them oldest first; fit by retrieval score.
+        let mut shown: Vec<((u64, String), f32)> = scored
+            .iter()
+            .filter_map(|s| Some(((s.id, stream.get(s.id)?.text.clone()), s.score)))
+            .collect();
+        shown.sort_by_key(|((id, _), _)| *id);
+        let (items, scores): (Vec<(u64, String)>, Vec<f32>) = shown.into_iter().unzip();
+        let kept = fit_to_budget(&items, &scores, insight_budget, |kept| {
+            let t: Vec<&str> = kept.iter().map(|(_, s)| s.as_str()).collect();
+            prompt_len(
+                engine,
+                &insights_prompt(agent, q, &t, config.insights_per_question),
+            )
+        })?;
+        requests.push(insights_request(agent, q, kept, config));
+    }
+    let responses = engine.run(requests.iter().map(|r| r.request.clone()).collect(), |_| {});
+    let mut insights: Vec<Insight> = Vec::new();
+    for (req, resp) in requests.iter().zip(responses) {
+        let text = generated_text(resp).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, question = %req.question, "reflection: insights request failed");
+            String::new()
+        });
+        let parsed = parse_insights(
+            &text,
+            &req.shown,
+            config.insights_per_question,
+            config.cite_all_when_missing,
+        );
+        if parsed.is_empty() {
+            tracing::warn!(question = %req.question, output = %text, "reflection: no insight parsed");
+        }
+        for ins in parsed {
+            if !insights
+                .iter()
+                .any(|x| x.text.eq_ignore_ascii_case(&ins.text))
+            {
+                insights.push(ins);
+            }
+        }
+    }
+
+    // 3. Importance of the insights, then storage.
+    let insight_texts: Vec<&str> = insights.iter().map(|i| i.text.as_str()).collect();
+    let fallback = Importance::from(config.fallback_importance);
+    let importances: Vec<Importance> = if insight_texts.is_empty() {
+        Vec::new()
+    } else {
+        engine
+            .run(importance_requests(&insight_texts), |_| {})
+            .into_iter()
+            .map(|r| importance_or(importance_from_result(r), fallback))
+            .collect()
+    };
+    let embeddings = embed_checked(embedder, &insight_texts)?;
+    let ids = store_insights(stream, &insights, embeddings, &importances, now)?;
+    stream.mark_reflected(now);
+    Ok(ReflectionOutcome {
+        questions,
+        insights,
+        ids,
+    })
+}
+
+/// [`reflect`] if the stream's importance count reached its threshold, else `None`.
+pub fn maybe_reflect(
+    engine: &mut Engine,
+    embedder: &mut dyn TextEmbedder,
+    stream: &mut MemoryStream,
+    agent: &str,
+    now: GameTime,
+    config: &ReflectionConfig,
+) -> Result<Option<ReflectionOutcome>> {
+    if !stream.should_reflect() {
+        return Ok(None);
+    }
+    reflect(engine, embedder, stream, agent, now, config).map(Some)
+}
+
+#[cfg(test)]
+mod tests;
