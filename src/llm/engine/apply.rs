@@ -2,7 +2,6 @@
 //! checks for `generate`, option scoring for `choose`, and the responses they end in.
 
 use super::super::error::Result;
-use super::super::kv::SeqCache;
 use super::super::model::LogitsFor;
 use super::super::request::{Choice, FinishReason, Generation, Request, Response};
 use super::super::sampler::{argmax, log_prob};
@@ -132,15 +131,9 @@ impl Engine {
                 for (k, opt) in options.iter().enumerate() {
                     logp[k] = log_prob(row, opt[0] as usize);
                     if opt.len() > 1 {
-                        let cfg = self.model.config();
                         spawned.push(Seq {
                             role: Role::ChooseOption { req, option: k },
-                            cache: SeqCache::with_prefix(
-                                prefix.clone(),
-                                cfg.n_layers,
-                                cfg.kv_dim(),
-                                opt.len(),
-                            ),
+                            cache: self.cache_from(prefix.clone(), prefix.len() + opt.len()),
                             pending: opt[..opt.len() - 1].to_vec(),
                             want: LogitsFor::All,
                         });
