@@ -203,15 +203,36 @@ impl MemoryStream {
     }
 
     /// Scores memories for `query` at `now` and returns the best `k`, best first, without
-    /// touching them. Candidates are the `k × candidate_factor` most similar memories from
-    /// the index (every memory when the stream is that small).
+    /// touching them. While the index is exact every memory is a candidate (as in the
+    /// paper); once it uses HNSW, the candidates are the `k × candidate_factor` most similar
+    /// memories plus as many of the newest ones, so recency or importance can still win
+    /// over relevance in a large stream.
     pub fn score(&self, query: &[f32], now: GameTime, k: usize) -> Result<Vec<ScoredMemory>> {
         let q = normalized(query, self.dim())?;
         if k == 0 || self.nodes.is_empty() {
             return Ok(Vec::new());
         }
-        let n = self.config.retrieval.candidates_for(k);
-        let hits = self.index.search_unit(&q, n);
+        let hnsw = self.index.uses_hnsw();
+        let n = if hnsw {
+            self.config.retrieval.candidates_for(k)
+        } else {
+            self.nodes.len()
+        };
+        let mut hits = self.index.search_unit(&q, n);
+        if hnsw {
+            let seen: std::collections::HashSet<u64> = hits.iter().map(|h| h.id).collect();
+            for node in self.nodes.iter().rev().take(n) {
+                if seen.contains(&node.id) {
+                    continue;
+                }
+                if let Some(v) = self.index.vector(node.id) {
+                    hits.push(super::index::Hit {
+                        id: node.id,
+                        similarity: super::vector::dot(&q, v),
+                    });
+                }
+            }
+        }
         let candidates: Vec<Candidate> = hits
             .iter()
             .filter_map(|h| {

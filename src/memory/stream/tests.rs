@@ -214,3 +214,33 @@ fn save_to_file() {
     assert!(back.nodes() == s.nodes(), "nodes differ");
     assert!(MemoryStream::load(&dir.path().join("missing")).is_err());
 }
+
+#[test]
+fn with_hnsw_the_newest_memories_still_compete() {
+    // 300 old, unimportant memories close to the query, then one new, life-changing memory
+    // unrelated to it: relevance candidates alone (k × 10 = 10) would never include it.
+    let config = StreamConfig {
+        index: IndexConfig {
+            exact_threshold: 50,
+            ..IndexConfig::default()
+        },
+        ..StreamConfig::default()
+    };
+    let mut s = MemoryStream::new(3, config).unwrap();
+    for i in 0..300u64 {
+        let v = vec![1.0, (i % 17) as f32 * 0.01, (i % 5) as f32 * 0.01];
+        s.add(mem(MemoryKind::Observation, "old", i, 1, v)).unwrap();
+    }
+    let newest = s
+        .add(mem(
+            MemoryKind::Observation,
+            "new",
+            6000,
+            10,
+            vec![0.0, 0.0, 1.0],
+        ))
+        .unwrap();
+    assert!(s.index.uses_hnsw());
+    let got = s.score(&[1.0, 0.0, 0.0], GameTime(6000), 1).unwrap();
+    assert_eq!(ids(&got), vec![newest]);
+}
