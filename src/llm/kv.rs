@@ -166,37 +166,6 @@ impl SeqCache {
             base = seg_end;
         }
     }
-
-    /// Calls `f(position, key, value)` for every cached position `< end` in order, for one layer,
-    /// starting at `start`.
-    #[inline]
-    pub fn for_each(
-        &self,
-        layer: usize,
-        start: usize,
-        end: usize,
-        mut f: impl FnMut(usize, &[f32], &[f32]),
-    ) {
-        let mut base = 0;
-        for (seg, used) in &self.prefix {
-            let seg_end = base + used;
-            let lo = start.max(base);
-            let hi = end.min(seg_end);
-            for p in lo..hi {
-                f(p, seg.key(layer, p - base), seg.value(layer, p - base));
-            }
-            base = seg_end;
-        }
-        let lo = start.max(base);
-        let hi = end.min(base + self.own.len());
-        for p in lo..hi {
-            f(
-                p,
-                self.own.key(layer, p - base),
-                self.own.value(layer, p - base),
-            );
-        }
-    }
 }
 
 /// A frozen cached prefix: the first `len()` positions of some sequence.
@@ -243,11 +212,15 @@ mod tests {
         let mut b = SeqCache::with_prefix(p.clone(), 1, 2, 4);
         b.push(0, &[2., 2.], &[2., 2.]);
         let mut seen = vec![];
-        b.for_each(0, 0, b.len(), |pos, k, _| seen.push((pos, k[0])));
-        assert_eq!(seen, vec![(0, 0.), (1, 1.), (2, 2.)]);
+        b.for_each_run(0, 0, b.len(), |k, _, n| {
+            seen.extend(k.chunks(2).take(n).map(|r| r[0]))
+        });
+        assert_eq!(seen, vec![0., 1., 2.]);
         let mut seen_a = vec![];
-        a.for_each(0, 1, a.len(), |pos, k, _| seen_a.push((pos, k[0])));
-        assert_eq!(seen_a, vec![(1, 1.), (2, 9.)]);
+        a.for_each_run(0, 1, a.len(), |k, _, n| {
+            seen_a.extend(k.chunks(2).take(n).map(|r| r[0]))
+        });
+        assert_eq!(seen_a, vec![1., 9.]);
         assert_eq!(p.truncated(1).len(), 1);
     }
 }

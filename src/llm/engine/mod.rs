@@ -273,7 +273,6 @@ impl Engine {
         // Shared prefixes: within this batch, and from earlier calls.
         let groups = group_shared_prefixes(&prompts, self.opts.min_shared_prefix);
         let mut group_of: Vec<Option<usize>> = vec![None; n];
-        let mut group_prefix: Vec<Option<SharedPrefix>> = vec![None; groups.len()];
         let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
         let mut seqs: Vec<Seq> = Vec::new();
         for (gi, grp) in groups.iter().enumerate() {
@@ -397,7 +396,6 @@ impl Engine {
                             .unwrap_or_default();
                         self.prefix_cache
                             .insert(&toks[..prefix.len()], prefix.clone());
-                        group_prefix[group] = Some(prefix.clone());
                         for m in std::mem::take(&mut waiting[group]) {
                             if let Some(p) = prompts[m].take() {
                                 spawned.push(self.start_seq(&requests[m], m, p, prefix.clone()));
@@ -428,7 +426,6 @@ impl Engine {
             }
             seqs.extend(spawned);
         }
-        let _ = group_prefix;
         results
             .into_iter()
             .map(|r| {
