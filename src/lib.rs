@@ -7,3 +7,6 @@ pub mod embed;
 pub mod llm;
 pub mod memory;
 pub mod model_store;
+pub mod world;
+pub mod agent;
+pub mod sim;

@@ -5,6 +5,7 @@ mod bench_memory;
 mod chat;
 mod inspect;
 mod models;
+mod validate;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -28,6 +29,8 @@ pub enum Command {
     InspectModel(inspect::InspectArgs),
     /// Answer one prompt, streaming the reply.
     Chat(chat::ChatArgs),
+    /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
+    Validate(validate::ValidateArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -120,6 +123,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(BenchCommand::Llm(a)) => bench_llm::run(a),
         Command::Bench(BenchCommand::Memory(a)) => bench_memory::run(a),
         Command::Models(c) => models::run(c),
+        Command::Validate(a) => validate::run(a),
     }
 }
 

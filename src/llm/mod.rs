@@ -7,6 +7,7 @@
 //! [`request`] types.
 
 pub mod config;
+pub mod constrain;
 pub mod dequant;
 pub mod engine;
 pub mod error;

@@ -1,0 +1,1 @@
+//! Humanoid agents: state and cognition.

@@ -1,0 +1,1 @@
+//! Constrained decoding: token masks from character-level machines.

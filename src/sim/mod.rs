@@ -1,0 +1,1 @@
+//! The simulation: tick driver, batching, run directory, checkpoints.

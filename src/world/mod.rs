@@ -1,0 +1,1 @@
+//! Worlds: schema, loading and validation, the location tree, the clock.
