@@ -10,3 +10,4 @@ pub mod model_store;
 pub mod world;
 pub mod agent;
 pub mod sim;
+pub mod report;

@@ -5,6 +5,7 @@ mod bench_memory;
 mod chat;
 mod inspect;
 mod models;
+mod run;
 mod validate;
 
 use anyhow::{Context, Result};
@@ -29,6 +30,12 @@ pub enum Command {
     InspectModel(inspect::InspectArgs),
     /// Answer one prompt, streaming the reply.
     Chat(chat::ChatArgs),
+    /// Simulate a world: every agent's day, batched on the in-process model, into a run directory.
+    Run(run::RunArgs),
+    /// Continue an interrupted run from its last complete step.
+    Resume(run::ResumeArgs),
+    /// Check that every field of a run's state files is well-formed.
+    Check(run::CheckArgs),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -124,6 +131,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(BenchCommand::Memory(a)) => bench_memory::run(a),
         Command::Models(c) => models::run(c),
         Command::Validate(a) => validate::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Resume(a) => run::resume(a),
+        Command::Check(a) => run::check(a),
     }
 }
 

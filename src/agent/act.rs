@@ -1,0 +1,213 @@
+//! Doing an activity: where it happens (a walk down the location tree, preferring to stay),
+//! how it feels (emotion), which needs it satisfies, and a two-emoji summary. The closed
+//! sets go through `choose`; the emoji are generated under an emoji-only constraint.
+
+use rand::Rng;
+
+use crate::llm::constrain::{self, is_emoji_text};
+use crate::llm::{Request, Response};
+use crate::world::{display_path, Emotion, Need, World};
+
+use super::mind::{chat, missing, Mind};
+use super::state::AgentState;
+
+/// The current place is kept when its probability is at least this share of the best one's.
+pub const STAY_RATIO: f32 = 0.5;
+/// Used when the model's emoji are unusable.
+pub const FALLBACK_EMOJI: &str = "🙂📅";
+
+/// What the agent judged about an activity.
+#[derive(Clone, Debug, Default)]
+pub struct Evaluation {
+    /// The new emotion (`None` when frozen or when the model gave nothing).
+    pub emotion: Option<Emotion>,
+    pub satisfied: Vec<Need>,
+    pub emoji: String,
+    pub location: Vec<String>,
+}
+
+/// The yes/no question asking whether an activity satisfies `need`.
+pub fn need_question(need: Need, name: &str) -> String {
+    match need {
+        Need::Fullness => format!("Does {name} eat or drink something filling while doing this?"),
+        Need::Social => format!("Does {name} spend time with other people while doing this?"),
+        Need::Fun => format!("Does {name} enjoy doing this?"),
+        Need::Health => format!("Does this improve {name}'s own physical health?"),
+        Need::Energy => format!("Does {name} rest or sleep while doing this?"),
+    }
+}
+
+fn emotion_labels() -> Vec<&'static str> {
+    Emotion::ALL.iter().map(|e| e.as_str()).collect()
+}
+
+fn place_question(state: &AgentState, activity: &str) -> String {
+    format!(
+        "{} is at {}. Next, {} will: {}. Where should {} be for this?",
+        state.name,
+        display_path(&state.location),
+        state.name,
+        activity,
+        state.name
+    )
+}
+
+/// Picks an option by its probabilities, keeping `current` when it is nearly as likely as
+/// the best.
+fn prefer_stay(probs: &[f32], best: usize, current: Option<usize>) -> usize {
+    match current {
+        Some(c) if probs.get(c).copied().unwrap_or(0.0) >= STAY_RATIO * probs[best] => c,
+        _ => best,
+    }
+}
+
+/// Evaluates `activity` for the agent: location, emotion, needs and emoji. The first level
+/// of the location walk and every judgement go to the engine in one batch.
+pub async fn act(mind: &Mind<'_>, world: &World, state: &AgentState, system: &str) -> Evaluation {
+    let name = &state.name;
+    let activity = &state.activity;
+    let doing = format!("{name} is doing: {activity}.");
+    let roots = world.locations.roots();
+    let emotions = emotion_labels();
+    let mut requests: Vec<(String, Request)> = Vec::new();
+    requests.push((
+        "location".into(),
+        Mind::choose_request(system, &place_question(state, activity), &roots),
+    ));
+    if !state.emotion_frozen {
+        let q = format!("{doing} Which emotion does {name} feel now?");
+        requests.push((
+            "emotion".into(),
+            Mind::choose_request(system, &q, &emotions),
+        ));
+    }
+    for need in Need::ALL {
+        let q = format!("{doing} {}", need_question(need, name));
+        requests.push((
+            format!("need_{}", need.as_str()),
+            Mind::yes_no_request(system, &q),
+        ));
+    }
+    let q = format!("{doing} Describe this activity with two emoji.");
+    requests.push((
+        "emoji".into(),
+        mind.generate_request(chat(system, &q), constrain::emoji(2), 24),
+    ));
+    let mut results = mind.port.run(requests).await.into_iter();
+    let mut next = || results.next().unwrap_or_else(missing);
+
+    let mut eval = Evaluation::default();
+    let root_result = next();
+    if !state.emotion_frozen {
+        let r = next();
+        eval.emotion = mind
+            .chosen("emotion", r, &emotions, 0)
+            .map(|c| Emotion::ALL[c.index]);
+    }
+    for need in Need::ALL {
+        if mind.yes(&format!("need_{}", need.as_str()), next(), false) {
+            eval.satisfied.push(need);
+        }
+    }
+    eval.emoji = match mind.generated("emoji", next()) {
+        Some(t) if is_emoji_text(&t, Some(2)) => t,
+        Some(t) => {
+            mind.fallback("emoji", "not two emoji", &t, FALLBACK_EMOJI);
+            FALLBACK_EMOJI.to_string()
+        }
+        None => FALLBACK_EMOJI.to_string(),
+    };
+    eval.location = walk(mind, world, state, system, root_result).await;
+    eval
+}
+
+/// Walks down the location tree from the roots to a leaf, one `choose` per level with more
+/// than one option, preferring the agent's current place.
+async fn walk(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+    first: Result<Response, crate::llm::LlmError>,
+) -> Vec<String> {
+    let mut path: Vec<String> = Vec::new();
+    let mut pending = Some(first);
+    loop {
+        let options: Vec<&str> = if path.is_empty() {
+            world.locations.roots()
+        } else {
+            world.locations.children(&path)
+        };
+        if options.is_empty() {
+            break;
+        }
+        let depth = path.len();
+        let current = if state.location.len() > depth && state.location[..depth] == path[..] {
+            options.iter().position(|o| *o == state.location[depth])
+        } else {
+            None
+        };
+        let pick = if options.len() == 1 {
+            0
+        } else {
+            let result = match pending.take() {
+                Some(r) => r,
+                None => {
+                    let q = format!(
+                        "{} Which part of {}?",
+                        place_question(state, &state.activity),
+                        display_path(&path)
+                    );
+                    let req = Mind::choose_request(system, &q, &options);
+                    let mut r = mind.port.run(vec![("location".into(), req)]).await;
+                    r.pop().unwrap_or_else(missing)
+                }
+            };
+            let fallback = current.unwrap_or(0);
+            match mind.chosen("location", result, &options, fallback) {
+                Some(c) => prefer_stay(&c.probs, c.index, current),
+                None => fallback,
+            }
+        };
+        pending = None;
+        path.push(options[pick].to_string());
+        if world.locations.is_leaf(&path) {
+            break;
+        }
+    }
+    if !world.locations.is_leaf(&path) {
+        mind.fallback(
+            "location",
+            "the walk did not reach a leaf",
+            &display_path(&path),
+            &display_path(&state.location),
+        );
+        return state.location.clone();
+    }
+    path
+}
+
+/// Applies an evaluation's needs: +1 for each satisfied need; every other need drops by 1
+/// with its probability per step (drawn from `rng`). Clamped to 0–10.
+pub fn update_needs(state: &mut AgentState, satisfied: &[Need], rng: &mut impl Rng) {
+    for need in Need::ALL {
+        let v = state.needs.get(need);
+        if satisfied.contains(&need) {
+            state.needs.set(need, v.saturating_add(1).min(10));
+        } else if rng.gen_bool(need.decay_probability()) {
+            state.needs.set(need, v.saturating_sub(1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staying_wins_when_nearly_as_likely() {
+        assert_eq!(prefer_stay(&[0.4, 0.6], 1, Some(0)), 0);
+        assert_eq!(prefer_stay(&[0.2, 0.8], 1, Some(0)), 1);
+        assert_eq!(prefer_stay(&[0.2, 0.8], 1, None), 1);
+    }
+}

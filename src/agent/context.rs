@@ -1,0 +1,106 @@
+//! The agent's context: who they are, where and when, how they feel, what they remember.
+//! Every prompt of an agent's step starts with the same context, so the engine prefills it
+//! once and reuses it for every question of the step.
+
+use crate::memory::{GameTime, MemoryStream, ScoredMemory, TextEmbedder};
+use crate::world::{clock, closeness_phrase, display_path, AgentSpec};
+
+use super::state::AgentState;
+
+/// Longest memory text shown in a prompt, in characters.
+pub const MEMORY_CHARS: usize = 240;
+
+/// Memories retrieved for a step's context.
+pub const CONTEXT_MEMORIES: usize = 4;
+
+/// "John Lin, 45, friendly, kind and patient. John Lin is a pharmacy shopkeeper ..."
+pub fn identity(spec: &AgentSpec) -> String {
+    let traits = super::state::join_and(&spec.traits);
+    format!(
+        "{} is {} years old and {}. {}",
+        spec.name,
+        spec.age,
+        traits,
+        spec.description.join(" ")
+    )
+}
+
+/// The system message for an agent's step: identity, time, place, feelings, memories.
+pub fn system_prompt(
+    spec: &AgentSpec,
+    state: &AgentState,
+    date: chrono::NaiveDate,
+    minutes: u32,
+    memories: &[String],
+) -> String {
+    let mut s = format!(
+        "You are simulating {}. {}\nIt is {}, {}. {} is at {}, {}.",
+        spec.name,
+        identity(spec),
+        clock::format_date(date),
+        clock::format_time(minutes),
+        spec.name,
+        display_path(&state.location),
+        state.feeling(),
+    );
+    if !memories.is_empty() {
+        s.push_str(&format!("\n{} remembers:", spec.name));
+        for m in memories {
+            s.push_str("\n- ");
+            s.push_str(m);
+        }
+    }
+    s
+}
+
+/// How `state`'s agent feels about `other`: "John Lin is feeling close to Eddy Lin (his son)."
+pub fn relationship_sentence(state: &AgentState, other: &str) -> String {
+    match state.relationship(other) {
+        Some(r) => format!(
+            "{} is feeling {} to {} ({}: {}).",
+            state.name,
+            closeness_phrase(r.closeness),
+            other,
+            state.name,
+            r.relationship
+        ),
+        None => format!("{} does not know {} well.", state.name, other),
+    }
+}
+
+/// Shortens a memory for a prompt.
+pub fn memory_line(text: &str) -> String {
+    if text.chars().count() <= MEMORY_CHARS {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(MEMORY_CHARS).collect();
+    s.push('…');
+    s
+}
+
+/// Retrieves up to `k` memories for `query` (touching them), oldest first, shortened;
+/// on an embedding error the context simply has no memories (logged).
+pub fn recall(
+    stream: &mut MemoryStream,
+    embedder: &mut dyn TextEmbedder,
+    query: &str,
+    now: GameTime,
+    k: usize,
+) -> Vec<String> {
+    if stream.is_empty() || query.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut scored: Vec<ScoredMemory> = match stream.retrieve_text(embedder, query, now, k) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "retrieval failed; prompt without memories");
+            return Vec::new();
+        }
+    };
+    scored.sort_by_key(|s| s.id);
+    scored
+        .iter()
+        .filter_map(|s| stream.get(s.id))
+        .map(|n| memory_line(&n.text))
+        .collect()
+}

@@ -1,0 +1,184 @@
+//! Conversations between two agents at the same place: each decides whether to talk (from
+//! who they are, what both are doing, how they feel and how close they are), the talk
+//! alternates until one declines or the turn limit, then each judges whether they enjoyed
+//! it (closeness ±1) and how they feel.
+
+use serde::{Deserialize, Serialize};
+
+use crate::world::Emotion;
+
+use super::context::relationship_sentence;
+use super::mind::{missing, Mind};
+use super::state::AgentState;
+
+/// Most turns of a conversation (the paper's limit, which keeps prompts within budget).
+pub const MAX_TURNS: usize = 10;
+/// Longest utterance, in characters.
+pub const UTTERANCE_CHARS: usize = 160;
+
+/// One participant: their state and the system prompt (context with memories of the other).
+pub struct Speaker<'a> {
+    pub state: &'a AgentState,
+    pub system: String,
+}
+
+/// One turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub name: String,
+    pub text: String,
+}
+
+/// A finished conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub turns: Vec<Turn>,
+    /// Whether each participant (in the order given) enjoyed it.
+    pub enjoyed: [bool; 2],
+    /// Each participant's emotion afterwards (`None` if frozen or unknown).
+    pub emotions: [Option<Emotion>; 2],
+}
+
+/// The transcript, one "Name: text" line per turn.
+pub fn transcript(turns: &[Turn]) -> String {
+    turns
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.text))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn situation(me: &AgentState, other: &AgentState) -> String {
+    format!(
+        "{} is {} and doing: {}. {} is here too, doing: {}. {}",
+        me.name,
+        me.feeling(),
+        me.activity,
+        other.name,
+        other.activity,
+        relationship_sentence(me, &other.name)
+    )
+}
+
+/// Removes a leading "Name:" the model may have written.
+fn strip_speaker(text: &str, name: &str) -> String {
+    let t = text.trim();
+    let t = t.strip_prefix(name).map_or(t, |r| r.trim_start_matches(':').trim());
+    t.to_string()
+}
+
+/// Runs a conversation between `a` and `b` if either wants one.
+pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Option<Conversation> {
+    let pair = [a, b];
+    // 1. Who starts (a is asked first).
+    let mut starter = None;
+    for (i, s) in pair.iter().enumerate() {
+        let other = pair[1 - i].state;
+        let q = format!(
+            "{} Would {} start a conversation with {} now?",
+            situation(s.state, other),
+            s.state.name,
+            other.name
+        );
+        if mind.ask_yes_no("start_conversation", &s.system, &q).await {
+            starter = Some(i);
+            break;
+        }
+    }
+    let first = starter?;
+    let mut turns: Vec<Turn> = Vec::new();
+    let mut speaker = first;
+    while turns.len() < MAX_TURNS {
+        let me = pair[speaker];
+        let other = pair[1 - speaker].state;
+        let base = situation(me.state, other);
+        let question = if turns.is_empty() {
+            format!(
+                "{base} What does {} say to {} to start the conversation? Write only {}'s words.",
+                me.state.name, other.name, me.state.name
+            )
+        } else {
+            let so_far = transcript(&turns);
+            let q = format!(
+                "{base}\nConversation so far:\n{so_far}\nWould {} reply to {}?",
+                me.state.name, other.name
+            );
+            if !mind.ask_yes_no("reply", &me.system, &q).await {
+                break;
+            }
+            format!(
+                "{base}\nConversation so far:\n{so_far}\nWhat does {} say next? Write only {}'s words.",
+                me.state.name, me.state.name
+            )
+        };
+        let Some(line) = mind
+            .ask_line("utterance", &me.system, &question, UTTERANCE_CHARS)
+            .await
+        else {
+            mind.fallback("utterance", "no words", "", "end the conversation");
+            break;
+        };
+        let text = strip_speaker(&line, &me.state.name);
+        if text.is_empty() || turns.iter().any(|t| t.text == text) {
+            break;
+        }
+        turns.push(Turn {
+            name: me.state.name.clone(),
+            text,
+        });
+        speaker = 1 - speaker;
+    }
+    if turns.is_empty() {
+        return None;
+    }
+    // 2. Judgements, all in one batch.
+    let text = transcript(&turns);
+    let emotions: Vec<&str> = Emotion::ALL.iter().map(|e| e.as_str()).collect();
+    let mut requests = Vec::new();
+    for (i, s) in pair.iter().enumerate() {
+        let other = &pair[1 - i].state.name;
+        let q = format!(
+            "Conversation between {} and {}:\n{text}\nDid {} enjoy this conversation?",
+            s.state.name, other, s.state.name
+        );
+        requests.push(("enjoyed".to_string(), Mind::yes_no_request(&s.system, &q)));
+        if !s.state.emotion_frozen {
+            let q = format!(
+                "Conversation between {} and {}:\n{text}\nWhich emotion does {} feel after it?",
+                s.state.name, other, s.state.name
+            );
+            requests.push((
+                "conversation_emotion".to_string(),
+                Mind::choose_request(&s.system, &q, &emotions),
+            ));
+        }
+    }
+    let mut results = mind.port.run(requests).await.into_iter();
+    let mut enjoyed = [false; 2];
+    let mut feelings = [None, None];
+    for (i, s) in pair.iter().enumerate() {
+        enjoyed[i] = mind.yes("enjoyed", results.next().unwrap_or_else(missing), true);
+        if !s.state.emotion_frozen {
+            let r = results.next().unwrap_or_else(missing);
+            feelings[i] = mind
+                .chosen("conversation_emotion", r, &emotions, 0)
+                .map(|c| Emotion::ALL[c.index]);
+        }
+    }
+    Some(Conversation {
+        turns,
+        enjoyed,
+        emotions: feelings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speaker_prefix_is_removed() {
+        assert_eq!(strip_speaker("John Lin: Hi Eddy", "John Lin"), "Hi Eddy");
+        assert_eq!(strip_speaker("Hi Eddy", "John Lin"), "Hi Eddy");
+    }
+}

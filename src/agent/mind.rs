@@ -1,0 +1,299 @@
+//! What an agent's cognition needs to ask the model, and the asking: closed-set questions
+//! through `choose`, free text through constrained generation, with logged fallbacks.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+use crate::llm::constrain::{self, Constrained, PlanTimes, TokenTable};
+use crate::llm::{
+    Choice, ChooseRequest, Engine, GenerateRequest, Message, Prompt, Request, Response, Sampling,
+};
+use crate::sim::batch::Port;
+
+use super::state::PlanLine;
+
+/// A model answer that could not be used, and what was used instead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fallback {
+    pub agent: String,
+    pub purpose: String,
+    pub reason: String,
+    /// What the model wrote, if anything.
+    pub output: String,
+    /// What the run used instead.
+    pub used: String,
+}
+
+/// Sampling settings for free text (plans, dialogue): seeded per request, so reproducible.
+pub fn text_sampling() -> Sampling {
+    let mut s = Sampling::temperature(0.7);
+    s.top_p = 0.9;
+    s
+}
+
+/// One agent's connection to the model for one task, with the time it happens at.
+pub struct Mind<'a> {
+    pub name: String,
+    pub port: Port,
+    pub engine: &'a RefCell<Engine>,
+    pub table: &'a Arc<TokenTable>,
+    pub date: NaiveDate,
+    pub minutes: u32,
+    fallbacks: RefCell<Vec<Fallback>>,
+}
+
+/// A chat prompt: the agent's context as the system message, then the question.
+pub fn chat(system: &str, question: &str) -> Prompt {
+    Prompt::Chat(vec![Message::system(system), Message::user(question)])
+}
+
+impl<'a> Mind<'a> {
+    /// A mind for `name` at `date`/`minutes`, asking through `port`.
+    pub fn new(
+        name: &str,
+        port: Port,
+        engine: &'a RefCell<Engine>,
+        table: &'a Arc<TokenTable>,
+        date: NaiveDate,
+        minutes: u32,
+    ) -> Self {
+        Self {
+            name: name.to_string(),
+            port,
+            engine,
+            table,
+            date,
+            minutes,
+            fallbacks: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Records a fallback (it goes to the event log).
+    pub fn fallback(&self, purpose: &str, reason: impl Into<String>, output: &str, used: &str) {
+        let f = Fallback {
+            agent: self.name.clone(),
+            purpose: purpose.to_string(),
+            reason: reason.into(),
+            output: output.chars().take(300).collect(),
+            used: used.chars().take(300).collect(),
+        };
+        tracing::info!(agent = %f.agent, purpose = %f.purpose, reason = %f.reason, "fallback");
+        self.fallbacks.borrow_mut().push(f);
+    }
+
+    /// The fallbacks recorded so far (and forgets them).
+    pub fn take_fallbacks(&self) -> Vec<Fallback> {
+        std::mem::take(&mut self.fallbacks.borrow_mut())
+    }
+
+    /// Tokens `prompt` takes on the engine (`usize::MAX` if it cannot be rendered).
+    pub fn prompt_len(&self, prompt: &Prompt) -> usize {
+        self.engine
+            .borrow()
+            .prompt_tokens(prompt)
+            .map_or(usize::MAX, |t| t.len())
+    }
+
+    /// The engine's context budget.
+    pub fn budget(&self) -> usize {
+        self.engine.borrow().context_budget()
+    }
+
+    /// A `choose` request over `options`.
+    pub fn choose_request(system: &str, question: &str, options: &[&str]) -> Request {
+        Request::Choose(ChooseRequest::new(chat(system, question), options.iter().copied()))
+    }
+
+    /// A yes/no question as a `choose` request.
+    pub fn yes_no_request(system: &str, question: &str) -> Request {
+        let q = format!("{question} Answer yes or no.");
+        Self::choose_request(system, &q, &["yes", "no"])
+    }
+
+    /// Interprets a `choose` result, recording a fallback to option `default` on error.
+    pub fn chosen(
+        &self,
+        purpose: &str,
+        result: Result<Response, crate::llm::LlmError>,
+        options: &[&str],
+        default: usize,
+    ) -> Option<Choice> {
+        match result {
+            Ok(Response::Chosen(c)) if c.index < options.len() => Some(c),
+            Ok(_) => {
+                self.fallback(purpose, "not a choice", "", options[default]);
+                None
+            }
+            Err(e) => {
+                self.fallback(purpose, e.to_string(), "", options[default]);
+                None
+            }
+        }
+    }
+
+    /// Interprets a yes/no result (`default` on error).
+    pub fn yes(
+        &self,
+        purpose: &str,
+        result: Result<Response, crate::llm::LlmError>,
+        default: bool,
+    ) -> bool {
+        let options = ["yes", "no"];
+        match self.chosen(purpose, result, &options, usize::from(!default)) {
+            Some(c) => c.index == 0,
+            None => default,
+        }
+    }
+
+    /// Asks a yes/no question.
+    pub async fn ask_yes_no(&self, purpose: &str, system: &str, question: &str) -> bool {
+        let r = self
+            .port
+            .run(vec![(
+                purpose.to_string(),
+                Self::yes_no_request(system, question),
+            )])
+            .await;
+        let r = r.into_iter().next().unwrap_or_else(missing);
+        self.yes(purpose, r, false)
+    }
+
+    /// Asks a question with a closed set of answers; `None` (and a fallback) on error.
+    pub async fn ask_choice(
+        &self,
+        purpose: &str,
+        system: &str,
+        question: &str,
+        options: &[&str],
+        default: usize,
+    ) -> Option<Choice> {
+        let r = self
+            .port
+            .run(vec![(
+                purpose.to_string(),
+                Self::choose_request(system, question, options),
+            )])
+            .await;
+        let r = r.into_iter().next().unwrap_or_else(missing);
+        self.chosen(purpose, r, options, default)
+    }
+
+    /// A constrained generation request for `machine`, seeded from the port.
+    pub fn generate_request<M: constrain::CharMachine>(
+        &self,
+        prompt: Prompt,
+        machine: M,
+        max_tokens: usize,
+    ) -> Request {
+        let mut g = GenerateRequest::new(prompt, max_tokens);
+        g.sampling = text_sampling();
+        g.seed = self.port.next_seed();
+        g.constraint = Some(Constrained::shared(self.table.clone(), machine));
+        Request::Generate(g)
+    }
+
+    /// Generated text of a result; records a fallback and gives `None` on error.
+    pub fn generated(
+        &self,
+        purpose: &str,
+        result: Result<Response, crate::llm::LlmError>,
+    ) -> Option<String> {
+        match result {
+            Ok(Response::Generated(g)) => Some(g.text),
+            Ok(_) => {
+                self.fallback(purpose, "not a generation", "", "");
+                None
+            }
+            Err(e) => {
+                self.fallback(purpose, e.to_string(), "", "");
+                None
+            }
+        }
+    }
+
+    /// One line of free text (at most `max_chars`), trimmed; `None` if nothing usable came
+    /// back (the caller falls back and says so).
+    pub async fn ask_line(
+        &self,
+        purpose: &str,
+        system: &str,
+        question: &str,
+        max_chars: usize,
+    ) -> Option<String> {
+        let req = self.generate_request(
+            chat(system, question),
+            constrain::line(max_chars),
+            max_chars / 2 + 16,
+        );
+        let r = self.port.run(vec![(purpose.to_string(), req)]).await;
+        let text = self.generated(purpose, r.into_iter().next().unwrap_or_else(missing))?;
+        let line = clean_line(&text);
+        if line.is_empty() {
+            None
+        } else {
+            Some(line)
+        }
+    }
+
+    /// A plan written under `times`; the well-formed lines parsed back (possibly fewer than
+    /// asked if generation stopped early; the caller checks and falls back).
+    pub async fn ask_plan(
+        &self,
+        purpose: &str,
+        system: &str,
+        question: &str,
+        times: PlanTimes,
+        max_activity_chars: usize,
+    ) -> (Vec<PlanLine>, String) {
+        let lines = match &times {
+            PlanTimes::Fixed(t) => t.len(),
+            PlanTimes::Increasing { max_lines, .. } => *max_lines,
+        };
+        let max_tokens = lines * (max_activity_chars / 3 + 10) + 8;
+        let req = self.generate_request(
+            chat(system, question),
+            constrain::plan(times, max_activity_chars),
+            max_tokens,
+        );
+        let r = self.port.run(vec![(purpose.to_string(), req)]).await;
+        let text = self
+            .generated(purpose, r.into_iter().next().unwrap_or_else(missing))
+            .unwrap_or_default();
+        let parsed = constrain::parse_plan(&text)
+            .into_iter()
+            .map(|(m, a)| PlanLine::new(m, a.trim().to_string()))
+            .filter(|l| !l.activity.is_empty())
+            .collect();
+        (parsed, text)
+    }
+}
+
+/// The result used when a batch returned fewer results than requests (never expected).
+pub fn missing() -> Result<Response, crate::llm::LlmError> {
+    Err(crate::llm::LlmError::InvalidRequest(
+        "no result for this request".into(),
+    ))
+}
+
+/// First line of `text`, trimmed, with surrounding quotes removed and whitespace collapsed.
+pub fn clean_line(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let collapsed = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed
+        .trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace())
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_line_takes_the_first_non_empty_line() {
+        assert_eq!(clean_line("\n  \"Hi  there\"  \nmore"), "Hi there");
+        assert_eq!(clean_line(""), "");
+    }
+}

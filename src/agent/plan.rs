@@ -1,0 +1,275 @@
+//! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes when
+//! the agent's emotion or needs call for one. Every plan is written under a constraint
+//! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
+//! if too few lines come back, a logged fallback fills the gaps.
+
+use crate::llm::constrain::PlanTimes;
+use crate::world::{clock, AgentSpec, World};
+
+use super::mind::Mind;
+use super::state::{line_at, plan_text, AgentState, PlanLine};
+
+/// Longest activity in a plan line, in characters.
+pub const ACTIVITY_CHARS: usize = 70;
+/// Lines of a day plan.
+pub const DAY_PLAN_LINES: (usize, usize) = (4, 12);
+
+/// Writes the day plan from the example day, the traits and description and today's events.
+pub async fn day_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    spec: &AgentSpec,
+    system: &str,
+) -> Vec<PlanLine> {
+    let mut q = format!(
+        "An example of a day of {}:\n{}\n",
+        spec.name,
+        spec.example_day_plan.join("\n")
+    );
+    for e in world.events_on(mind.date) {
+        q.push_str(&format!("Today: {e}\n"));
+    }
+    q.push_str(&format!(
+        "Write {}'s plan for today, {}, one activity per line as 'hh:mm am: activity', from {} on.",
+        spec.name,
+        clock::format_date(mind.date),
+        clock::format_time(world.day_start)
+    ));
+    let last = world.day_end.saturating_sub(world.step_minutes);
+    let times = PlanTimes::Increasing {
+        after: world.day_start.checked_sub(world.step_minutes),
+        last,
+        min_lines: DAY_PLAN_LINES.0,
+        max_lines: DAY_PLAN_LINES.1,
+    };
+    let (lines, text) = mind
+        .ask_plan("day_plan", system, &q, times, ACTIVITY_CHARS)
+        .await;
+    if lines.len() >= DAY_PLAN_LINES.0 {
+        return lines;
+    }
+    let fallback: Vec<PlanLine> = example_plan(spec, world);
+    mind.fallback(
+        "day_plan",
+        format!("{} well-formed lines", lines.len()),
+        &text,
+        "the example day plan",
+    );
+    fallback
+}
+
+/// The example day plan as plan lines (validated by the world loader), within the day.
+pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
+    let mut out: Vec<PlanLine> = spec
+        .example_day_plan
+        .iter()
+        .filter_map(|l| clock::parse_plan_line(l))
+        .filter(|(m, _)| *m >= world.day_start && *m < world.day_end)
+        .map(|(m, a)| PlanLine::new(m, a))
+        .collect();
+    if out.is_empty() {
+        out.push(PlanLine::new(world.day_start, "go about the day"));
+    }
+    out
+}
+
+/// The hour starts of the day.
+pub fn hours(world: &World) -> Vec<u32> {
+    (world.day_start..world.day_end).step_by(60).collect()
+}
+
+/// Decomposes the day plan into one activity per hour.
+pub async fn hourly_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    spec: &AgentSpec,
+    system: &str,
+    day_plan: &[PlanLine],
+) -> Vec<PlanLine> {
+    let times = hours(world);
+    let q = format!(
+        "{}'s plan for today:\n{}\nBreak this plan into one activity for each hour of the day.",
+        spec.name,
+        plan_text(day_plan)
+    );
+    let (lines, text) = mind
+        .ask_plan(
+            "hourly_plan",
+            system,
+            &q,
+            PlanTimes::Fixed(times.clone()),
+            ACTIVITY_CHARS,
+        )
+        .await;
+    fill_fixed("hourly_plan", mind, &times, lines, &text, day_plan)
+}
+
+/// Keeps the lines at `times`; any time without a line takes the activity the `outline`
+/// has at that time (a logged fallback).
+fn fill_fixed(
+    purpose: &str,
+    mind: &Mind<'_>,
+    times: &[u32],
+    lines: Vec<PlanLine>,
+    text: &str,
+    outline: &[PlanLine],
+) -> Vec<PlanLine> {
+    let mut out = Vec::with_capacity(times.len());
+    let mut missing = 0;
+    for &t in times {
+        match lines.iter().find(|l| l.minutes == t) {
+            Some(l) => out.push(l.clone()),
+            None => {
+                missing += 1;
+                let act = line_at(outline, t)
+                    .or(outline.first())
+                    .map_or("go about the day", |l| l.activity.as_str());
+                out.push(PlanLine::new(t, act));
+            }
+        }
+    }
+    if missing > 0 {
+        mind.fallback(
+            purpose,
+            format!("{missing} of {} lines missing", times.len()),
+            text,
+            "the activity of the coarser plan at those times",
+        );
+    }
+    out
+}
+
+/// The 15-minute slots from `from` to the end of its hour (and before the day ends).
+pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
+    let hour_end = (from / 60 + 1) * 60;
+    (from..hour_end.min(world.day_end))
+        .step_by(world.step_minutes as usize)
+        .collect()
+}
+
+/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities.
+pub async fn quarter_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Vec<PlanLine> {
+    let slots = quarter_slots(world, mind.minutes);
+    let hour = line_at(&state.hourly_plan, mind.minutes)
+        .map_or("go about the day".to_string(), |l| l.activity.clone());
+    let q = format!(
+        "{}'s plan for today:\n{}\nFrom {} {} plans to: {}. Break this into activities of 15 minutes.",
+        state.name,
+        plan_text(&state.hourly_plan),
+        clock::format_time(mind.minutes),
+        state.name,
+        hour
+    );
+    let (lines, text) = mind
+        .ask_plan(
+            "15m_plan",
+            system,
+            &q,
+            PlanTimes::Fixed(slots.clone()),
+            ACTIVITY_CHARS,
+        )
+        .await;
+    let outline = [PlanLine::new(mind.minutes, hour)];
+    fill_fixed("15m_plan", mind, &slots, lines, &text, &outline)
+}
+
+/// What a plan change did.
+pub struct PlanChange {
+    pub suggestion: String,
+    /// The rewritten lines (the rest of this hour, then the next hour's line).
+    pub lines: Vec<PlanLine>,
+}
+
+/// Asks whether the agent changes the plan because of how they feel; if so, how (one
+/// sentence), and rewrites the rest of the hour and the next hour with that change.
+pub async fn maybe_change_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Option<PlanChange> {
+    let mut times = quarter_slots(world, mind.minutes);
+    let next_hour = (mind.minutes / 60 + 1) * 60;
+    if next_hour < world.day_end {
+        times.push(next_hour);
+    }
+    let upcoming: Vec<PlanLine> = times
+        .iter()
+        .map(|&t| {
+            let src = if t >= next_hour {
+                &state.hourly_plan
+            } else {
+                &state.quarter_plan
+            };
+            let act = line_at(src, t).map_or("go about the day", |l| l.activity.as_str());
+            PlanLine::new(t, act)
+        })
+        .collect();
+    let q = format!(
+        "{} is {}. {}'s plan from now:\n{}\nShould {} change this plan because of how {} feels?",
+        state.name,
+        state.feeling(),
+        state.name,
+        plan_text(&upcoming),
+        state.name,
+        state.name,
+    );
+    if !mind.ask_yes_no("change_plan", system, &q).await {
+        return None;
+    }
+    let how = format!(
+        "{} is {}. {}'s plan from now:\n{}\nIn one sentence, how should {} change the plan?",
+        state.name,
+        state.feeling(),
+        state.name,
+        plan_text(&upcoming),
+        state.name
+    );
+    let suggestion = match mind.ask_line("plan_change", system, &how, 150).await {
+        Some(s) => s,
+        None => {
+            mind.fallback("plan_change", "no sentence", "", "keep the plan");
+            return None;
+        }
+    };
+    let rewrite = format!(
+        "{}'s plan from now:\n{}\nChange: {}\nRewrite the plan from now with this change.",
+        state.name,
+        plan_text(&upcoming),
+        suggestion
+    );
+    let (lines, text) = mind
+        .ask_plan(
+            "replan",
+            system,
+            &rewrite,
+            PlanTimes::Fixed(times.clone()),
+            ACTIVITY_CHARS,
+        )
+        .await;
+    let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    Some(PlanChange { suggestion, lines })
+}
+
+/// Applies a plan change: replaces the rest of the hour and the next hour's line.
+pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
+    let next_hour = (now / 60 + 1) * 60;
+    state.quarter_plan.retain(|l| l.minutes < now);
+    for l in &change.lines {
+        if l.minutes < next_hour {
+            state.quarter_plan.push(l.clone());
+        } else if let Some(h) = state
+            .hourly_plan
+            .iter_mut()
+            .find(|h| h.minutes == l.minutes)
+        {
+            h.activity = l.activity.clone();
+        }
+    }
+    state.suggested_change = Some(change.suggestion.clone());
+}

@@ -1,0 +1,143 @@
+//! An agent's changing state: plans, activity, place, emotion, needs, relationships.
+
+use serde::{Deserialize, Serialize};
+
+use crate::world::{clock, AgentSpec, Emotion, Need, Needs, Relationship};
+
+/// One line of a plan: a start time (minutes after midnight) and what the agent does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanLine {
+    pub minutes: u32,
+    pub activity: String,
+}
+
+impl PlanLine {
+    /// A plan line.
+    pub fn new(minutes: u32, activity: impl Into<String>) -> Self {
+        Self {
+            minutes,
+            activity: activity.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for PlanLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", clock::format_time(self.minutes), self.activity)
+    }
+}
+
+/// Renders plan lines one per line.
+pub fn plan_text(lines: &[PlanLine]) -> String {
+    lines
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The plan line in effect at `minutes` (the last one starting at or before it).
+pub fn line_at(lines: &[PlanLine], minutes: u32) -> Option<&PlanLine> {
+    lines.iter().rev().find(|l| l.minutes <= minutes)
+}
+
+/// Everything about an agent that changes during a run (its memories live in the sim).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    pub name: String,
+    pub activity: String,
+    pub activity_emoji: String,
+    /// Today's plan as the agent wrote it.
+    pub day_plan: Vec<PlanLine>,
+    /// One line per hour of the day.
+    pub hourly_plan: Vec<PlanLine>,
+    /// The current hour in 15-minute steps.
+    pub quarter_plan: Vec<PlanLine>,
+    pub suggested_change: Option<String>,
+    pub location: Vec<String>,
+    pub emotion: Emotion,
+    /// Set by an `emotion=` condition: the emotion never changes.
+    pub emotion_frozen: bool,
+    pub needs: Needs,
+    pub relationships: Vec<(String, Relationship)>,
+}
+
+impl AgentState {
+    /// The state at the start of a run.
+    pub fn from_spec(spec: &AgentSpec, emotion_frozen: bool) -> Self {
+        Self {
+            name: spec.name.clone(),
+            activity: String::new(),
+            activity_emoji: String::new(),
+            day_plan: Vec::new(),
+            hourly_plan: Vec::new(),
+            quarter_plan: Vec::new(),
+            suggested_change: None,
+            location: spec.location.clone(),
+            emotion: spec.emotion,
+            emotion_frozen,
+            needs: spec.needs,
+            relationships: spec.relationships.clone(),
+        }
+    }
+
+    /// The relationship to `other`, if the world defines one.
+    pub fn relationship(&self, other: &str) -> Option<&Relationship> {
+        self.relationships
+            .iter()
+            .find(|(n, _)| n == other)
+            .map(|(_, r)| r)
+    }
+
+    /// Changes closeness to `other` by `delta`, clamped to 0–30; adds a relationship
+    /// ("acquaintance", closeness 5) for someone the world did not relate.
+    pub fn change_closeness(&mut self, other: &str, delta: i32) -> u8 {
+        let idx = match self.relationships.iter().position(|(n, _)| n == other) {
+            Some(i) => i,
+            None => {
+                self.relationships.push((
+                    other.to_string(),
+                    Relationship {
+                        relationship: "acquaintance".into(),
+                        closeness: 5,
+                    },
+                ));
+                self.relationships.len() - 1
+            }
+        };
+        let r = &mut self.relationships[idx].1;
+        r.closeness = (i32::from(r.closeness) + delta).clamp(0, 30) as u8;
+        r.closeness
+    }
+
+    /// The unmet needs (≤ 3) with their phrases ("very hungry"), in need order.
+    pub fn unmet_needs(&self) -> Vec<(Need, String)> {
+        Need::ALL
+            .iter()
+            .filter_map(|&n| {
+                crate::world::need_state_phrase(n, self.needs.get(n)).map(|p| (n, p))
+            })
+            .collect()
+    }
+
+    /// "feeling sad and very hungry", "feeling neutral", for prompts.
+    pub fn feeling(&self) -> String {
+        let mut parts = vec![self.emotion.as_str().to_string()];
+        parts.extend(self.unmet_needs().into_iter().map(|(_, p)| p));
+        format!("feeling {}", join_and(&parts))
+    }
+
+    /// Whether the plan should be reconsidered this step (emotion not neutral, or a need unmet).
+    pub fn needs_attention(&self) -> bool {
+        self.emotion != Emotion::Neutral || !self.unmet_needs().is_empty()
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+pub fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {}", init.join(", "), last),
+    }
+}

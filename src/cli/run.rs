@@ -1,0 +1,294 @@
+//! `humanoid run WORLD`, `humanoid resume DIR` and `humanoid check DIR`.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use humanoid::embed::Embedder;
+use humanoid::llm::constrain::TokenTable;
+use humanoid::llm::Engine;
+use humanoid::memory::TextEmbedder;
+use humanoid::model_store::sha256_file;
+use humanoid::report::check_run;
+use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime};
+use humanoid::world::{Condition, World};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::ModelArgs;
+
+/// Arguments of `run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The world file (see worlds/).
+    pub world: PathBuf,
+    /// Simulated days (default: the world's `days`).
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// Stop after this many 15-minute steps (default: all of the days).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Seed of the run: the same seed, model and settings give identical output.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Run directory (default: runs/WORLD-seedS-TIMESTAMP); must be absent or empty.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Start condition, repeatable: a need (`fullness=0`), an emotion held all run
+    /// (`emotion=sad`) or every closeness (`closeness=0`).
+    #[arg(long = "condition")]
+    pub conditions: Vec<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Arguments of `resume`.
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// The run directory of an interrupted run.
+    pub dir: PathBuf,
+    /// Worker threads for the CPU kernels (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Arguments of `check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// A run directory.
+    pub dir: PathBuf,
+}
+
+fn default_out(world: &Path, seed: u64) -> PathBuf {
+    let stem = world
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from("runs").join(format!("{stem}-seed{seed}-{secs}"))
+}
+
+/// Runs `run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    let world = World::load(&a.world)?;
+    let conditions = a
+        .conditions
+        .iter()
+        .map(|c| c.parse::<Condition>().map_err(|e| anyhow::anyhow!("--condition {c}: {e}")))
+        .collect::<Result<Vec<_>>>()?;
+    let days = a.days.unwrap_or(world.days);
+    if days == 0 {
+        bail!("--days must be at least 1");
+    }
+    let all_steps = u64::from(days) * u64::from(world.steps_per_day());
+    let steps = a.steps.unwrap_or(all_steps).min(all_steps);
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.world, a.seed));
+    let (resolved, engine) = a.model.load()?;
+    let sha256 = sha256_file(&resolved.path)?;
+    let embedder = Embedder::load_default(true).context("loading the embedding model")?;
+    let config = RunConfig {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        world_file: a.world.display().to_string(),
+        world_source: world.source.clone(),
+        model: ModelInfo {
+            spec: a.model.model.clone().unwrap_or_else(|| resolved.name.clone()),
+            path: resolved.path.display().to_string(),
+            sha256,
+        },
+        embed_model: embedder.dir().display().to_string(),
+        seed: a.seed,
+        device: "cpu".into(),
+        threads: rayon::current_num_threads(),
+        max_num_seqs: a.model.max_num_seqs,
+        max_batched_tokens: a.model.max_batched_tokens,
+        context: a.model.context,
+        days,
+        steps,
+        conditions: conditions.iter().map(ToString::to_string).collect(),
+    };
+    eprintln!(
+        "run: {} ({} agents, {} steps) on {} with seed {} -> {}",
+        world.name,
+        world.agents.len(),
+        steps,
+        resolved.name,
+        a.seed,
+        out.display()
+    );
+    let engine = RefCell::new(engine);
+    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
+    let table = TokenTable::new(engine.borrow().tokenizer());
+    let rt = Runtime {
+        engine: &engine,
+        embedder: &embedder,
+        table: &table,
+    };
+    let run = Run::create(&out, config, &rt, &mut |_| {})?;
+    drive(run, &rt)
+}
+
+/// Runs `resume`.
+pub fn resume(a: ResumeArgs) -> Result<()> {
+    let cfg_path = a.dir.join("config.json");
+    let text = std::fs::read_to_string(&cfg_path)
+        .with_context(|| format!("{} is not a run directory", a.dir.display()))?;
+    let config: RunConfig =
+        serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
+    let sha = sha256_file(Path::new(&config.model.path))
+        .with_context(|| format!("the run's model {}", config.model.path))?;
+    if sha != config.model.sha256 {
+        bail!(
+            "{}: sha256 {} differs from the run's {}: resuming with another model would not reproduce the run",
+            config.model.path,
+            sha,
+            config.model.sha256
+        );
+    }
+    let run = Run::open(&a.dir)?;
+    if run.finished() {
+        eprintln!("{}: the run is already complete", a.dir.display());
+        return report(&run, 0.0);
+    }
+    let args = ModelArgs {
+        model: Some(config.model.path.clone()),
+        threads: a.threads,
+        max_num_seqs: config.max_num_seqs,
+        max_batched_tokens: config.max_batched_tokens,
+        context: config.context,
+    };
+    let (_, engine) = args.load()?;
+    let embedder = Embedder::load(Path::new(&config.embed_model))
+        .or_else(|_| Embedder::load_default(true))
+        .context("loading the embedding model")?;
+    eprintln!(
+        "resume: {} at step {} of {}",
+        a.dir.display(),
+        run.sim.state.step,
+        run.sim.state.end_step
+    );
+    let engine = RefCell::new(engine);
+    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
+    let table = TokenTable::new(engine.borrow().tokenizer());
+    let rt = Runtime {
+        engine: &engine,
+        embedder: &embedder,
+        table: &table,
+    };
+    drive(run, &rt)
+}
+
+fn tokens_per_second(engine: &RefCell<Engine>, start: (u64, Instant)) -> f64 {
+    let s = engine.borrow().stats().clone();
+    let done = s.prompt_tokens + s.generated_tokens - start.0;
+    done as f64 / start.1.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// Runs the remaining steps with a progress bar, then checks and summarises the run.
+fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
+    let agents = run.sim.state.agents.len() as u64;
+    let total = run.sim.state.end_step * agents;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} agent-steps, {elapsed} elapsed, ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_position(run.sim.state.step * agents);
+    let stats = rt.engine.borrow().stats().clone();
+    let start = (stats.prompt_tokens + stats.generated_tokens, Instant::now());
+    let started = Instant::now();
+    while !run.finished() {
+        let p = run.step(rt, &mut |_| {})?;
+        bar.set_position(p.step * agents);
+        bar.set_message(format!(
+            "{} | {:.0} tok/s",
+            p.sim_time,
+            tokens_per_second(rt.engine, start)
+        ));
+    }
+    bar.finish();
+    let secs = started.elapsed().as_secs_f64();
+    report(&run, secs)?;
+    let engine_stats = rt.engine.borrow().stats().clone();
+    let check = check_run(&run.dir, &run.sim.world)?;
+    run.finish(serde_json::json!({
+        "wall_seconds": secs,
+        "engine": engine_stats,
+        "check": {"agent_states": check.agent_states, "well_formed": check.well_formed,
+                  "problems": check.problems.len()},
+    }))?;
+    Ok(())
+}
+
+/// Prints the well-formedness rate and the fallback count of a run.
+fn report(run: &Run, secs: f64) -> Result<()> {
+    let check = check_run(&run.dir, &run.sim.world)?;
+    let c = &run.sim.state.counters;
+    let calls = c.model_calls.max(1);
+    println!("run directory: {}", run.dir.display());
+    if secs > 0.0 {
+        println!(
+            "wall time: {:.1} s for {} agent-steps ({:.2} s per agent-step)",
+            secs,
+            c.agent_steps,
+            secs / c.agent_steps.max(1) as f64
+        );
+    }
+    println!(
+        "model calls: {} ({} generate, {} choose), {:.1} per agent-step; tokens: {} prompt, {} generated; longest prompt {} tokens",
+        c.model_calls,
+        c.generate_calls,
+        c.choose_calls,
+        c.model_calls as f64 / c.agent_steps.max(1) as f64,
+        c.prompt_tokens,
+        c.generated_tokens,
+        c.max_prompt_tokens
+    );
+    println!(
+        "well-formed: {:.1}% of {} agent states in {} state files ({} problems)",
+        check.percent(),
+        check.agent_states,
+        check.state_files,
+        check.problems.len()
+    );
+    for p in check.problems.iter().take(10) {
+        println!("  {p}");
+    }
+    println!(
+        "fallbacks: {} of {} model calls ({:.2}%); conversations: {}; reflections: {}",
+        c.fallbacks,
+        c.model_calls,
+        100.0 * c.fallbacks as f64 / calls as f64,
+        c.conversations,
+        c.reflections
+    );
+    Ok(())
+}
+
+/// Runs `check`.
+pub fn check(a: CheckArgs) -> Result<()> {
+    let cfg_path = a.dir.join("config.json");
+    let text = std::fs::read_to_string(&cfg_path)
+        .with_context(|| format!("{} is not a run directory", a.dir.display()))?;
+    let config: RunConfig =
+        serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
+    let world = config.world()?;
+    let report = check_run(&a.dir, &world)?;
+    println!(
+        "well-formed: {:.1}% of {} agent states in {} state files",
+        report.percent(),
+        report.agent_states,
+        report.state_files
+    );
+    for p in &report.problems {
+        println!("  {p}");
+    }
+    if !report.problems.is_empty() {
+        bail!("{} problems", report.problems.len());
+    }
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! Checks a finished (or partial) run's state files: every field well-formed. Emoji fields
+//! hold exactly two emoji, plans are `hh:mm am/pm: activity` lines with increasing times,
+//! locations are leaves of the world's tree, emotions are labels of the closed set, needs
+//! are in 0–10 and closeness in 0–30, conversation speakers are agents of the world.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::state::StateFile;
+use crate::llm::constrain::is_emoji_text;
+use crate::world::{clock, Emotion, Need, World};
+
+/// What the checker found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CheckReport {
+    pub state_files: usize,
+    /// Agent states checked (one per agent per file).
+    pub agent_states: usize,
+    /// Agent states with no problem.
+    pub well_formed: usize,
+    /// "state_...json: John Lin: activity_emoji: ..." for each problem.
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    /// Share of well-formed agent states, in percent (100 when there are none).
+    pub fn percent(&self) -> f64 {
+        if self.agent_states == 0 {
+            100.0
+        } else {
+            100.0 * self.well_formed as f64 / self.agent_states as f64
+        }
+    }
+}
+
+/// Problems with one plan text ("" is allowed: no plan yet).
+pub fn plan_problems(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut last: Option<u32> = None;
+    for (i, line) in text.lines().enumerate() {
+        match clock::parse_plan_line(line) {
+            Some((t, _)) => {
+                if last.is_some_and(|l| t <= l) {
+                    out.push(format!("line {}: time not after the previous line: {line:?}", i + 1));
+                }
+                last = Some(t);
+            }
+            None => out.push(format!("line {}: not `hh:mm am/pm: activity`: {line:?}", i + 1)),
+        }
+    }
+    out
+}
+
+/// Checks one state file's content against `world`; returns (agent states, well-formed
+/// ones, problems).
+pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usize, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut ok = 0;
+    if state.agents.len() != world.agents.len() {
+        problems.push(format!(
+            "{file}: {} agents, the world has {}",
+            state.agents.len(),
+            world.agents.len()
+        ));
+    }
+    for a in &state.agents {
+        let mut p = Vec::new();
+        if world.agent_index(&a.name).is_none() {
+            p.push(format!("name: {:?} is not an agent of the world", a.name));
+        }
+        if a.activity.trim().is_empty() || a.activity.contains('\n') {
+            p.push(format!("activity: {:?} is not one non-empty line", a.activity));
+        }
+        if !is_emoji_text(&a.activity_emoji, Some(2)) {
+            p.push(format!("activity_emoji: {:?} is not two emoji", a.activity_emoji));
+        }
+        for (field, text) in [
+            ("most_recent_15m_plan", &a.most_recent_15m_plan),
+            ("most_recent_day_plan", &a.most_recent_day_plan),
+        ] {
+            if text.trim().is_empty() {
+                p.push(format!("{field}: empty"));
+            }
+            p.extend(plan_problems(text).into_iter().map(|e| format!("{field}: {e}")));
+        }
+        if let Some(s) = &a.most_recent_suggested_change {
+            if s.trim().is_empty() || s.contains('\n') {
+                p.push(format!("most_recent_suggested_change: {s:?} is not one line"));
+            }
+        }
+        if !world.locations.is_leaf(&a.location) {
+            p.push(format!("location: {:?} is not a place of the world", a.location));
+        }
+        if a.emotion.parse::<Emotion>().is_err() {
+            p.push(format!("emotion: {:?} is not one of the emotions", a.emotion));
+        }
+        for need in Need::ALL {
+            if a.basic_needs.get(need) > 10 {
+                p.push(format!("basic_needs.{}: {} is over 10", need.as_str(), a.basic_needs.get(need)));
+            }
+        }
+        for (other, r) in &a.social_relationships {
+            if r.closeness > 30 {
+                p.push(format!("social_relationships.{other}.closeness: {} is over 30", r.closeness));
+            }
+        }
+        if p.is_empty() {
+            ok += 1;
+        }
+        problems.extend(p.into_iter().map(|e| format!("{file}: {}: {e}", a.name)));
+    }
+    for (place, convs) in &state.conversations {
+        for c in convs {
+            for t in c {
+                if world.agent_index(&t.name).is_none() || t.text.trim().is_empty() {
+                    problems.push(format!("{file}: conversations.{place}: bad turn {:?}", t.name));
+                }
+            }
+        }
+    }
+    (state.agents.len(), ok, problems)
+}
+
+/// The state files of a run directory, in name (= time) order.
+pub fn state_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("state_") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Checks every state file of the run in `dir` against `world`.
+pub fn check_run(dir: &Path, world: &World) -> std::io::Result<CheckReport> {
+    let mut report = CheckReport::default();
+    for path in state_files(dir)? {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        report.state_files += 1;
+        let text = std::fs::read_to_string(&path)?;
+        match serde_json::from_str::<StateFile>(&text) {
+            Ok(state) => {
+                let (n, ok, p) = check_state(world, &name, &state);
+                report.agent_states += n;
+                report.well_formed += ok;
+                report.problems.extend(p);
+            }
+            Err(e) => {
+                report.agent_states += world.agents.len();
+                report.problems.push(format!("{name}: not a state file: {e}"));
+            }
+        }
+    }
+    Ok(report)
+}

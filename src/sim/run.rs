@@ -1,0 +1,232 @@
+//! A run directory: `config.json` (everything needed to reproduce or resume the run),
+//! `events.jsonl`, one `state_*.json` per step, `checkpoint.bin` after every step and
+//! `summary.json` at the end.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::checkpoint;
+use super::error::{io_err, Result, SimError};
+use super::events::{EventLog, LogEvent};
+use super::tick::{Counters, Runtime, Sim, SimState};
+use crate::agent::AgentState;
+use crate::llm::Event;
+use crate::memory::{MemoryStream, StreamConfig};
+use crate::world::{Condition, World};
+
+/// The chat model a run used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// What the user asked for (`smollm2-135m`, a path, `hf:...`).
+    pub spec: String,
+    pub path: String,
+    pub sha256: String,
+}
+
+/// Everything that defines a run; written once as `config.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Version of humanoid that started the run.
+    pub version: String,
+    /// The world file as given, and its text as read (a resumed run uses the text).
+    pub world_file: String,
+    pub world_source: String,
+    pub model: ModelInfo,
+    pub embed_model: String,
+    pub seed: u64,
+    pub device: String,
+    pub threads: usize,
+    pub max_num_seqs: usize,
+    pub max_batched_tokens: usize,
+    pub context: usize,
+    pub days: u32,
+    /// Steps the run takes (all days unless `--steps` cut it short).
+    pub steps: u64,
+    pub conditions: Vec<String>,
+}
+
+impl RunConfig {
+    /// The world this configuration describes, with its conditions applied.
+    pub fn world(&self) -> Result<World> {
+        let mut world = World::parse(&self.world_source, Path::new(&self.world_file))?;
+        world.days = self.days;
+        let conditions = self.parsed_conditions()?;
+        world.apply_conditions(&conditions);
+        Ok(world)
+    }
+
+    fn parsed_conditions(&self) -> Result<Vec<Condition>> {
+        self.conditions
+            .iter()
+            .map(|c| c.parse::<Condition>().map_err(|e| SimError::Invalid(format!("condition {c:?}: {e}"))))
+            .collect()
+    }
+}
+
+/// Progress after a step, for progress bars.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub step: u64,
+    pub steps: u64,
+    pub agents: usize,
+    /// "Tuesday Jan 03 2023 06:15 am".
+    pub sim_time: String,
+    pub counters: Counters,
+}
+
+/// An open run directory with its simulation.
+pub struct Run {
+    pub dir: PathBuf,
+    pub config: RunConfig,
+    pub sim: Sim,
+    events: EventLog,
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| SimError::Invalid(e.to_string()))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+impl Run {
+    /// Creates a run in `dir` (absent or empty): writes the config, stores every agent's
+    /// description as seed memories (importance rated by the model) and a first checkpoint.
+    pub fn create(
+        dir: &Path,
+        config: RunConfig,
+        rt: &Runtime<'_>,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Run> {
+        if dir.exists() {
+            let mut entries = std::fs::read_dir(dir).map_err(io_err(dir))?;
+            if entries.next().is_some() {
+                return Err(SimError::Invalid(format!(
+                    "{} already exists and is not empty: choose another --out, or `humanoid resume {}` to continue it",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let world = config.world()?;
+        let frozen = config
+            .parsed_conditions()?
+            .iter()
+            .any(|c| matches!(c, Condition::Emotion(_)));
+        let agents: Vec<AgentState> = world
+            .agents
+            .iter()
+            .map(|a| AgentState::from_spec(a, frozen))
+            .collect();
+        let dim = rt.embedder.borrow().dim();
+        let memories = (0..agents.len())
+            .map(|_| MemoryStream::new(dim, StreamConfig::default()))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        write_json(&dir.join("config.json"), &config)?;
+        let state = SimState {
+            step: 0,
+            end_step: config.steps,
+            seed: config.seed,
+            agents,
+            last_talk: Vec::new(),
+            counters: Counters::default(),
+        };
+        let mut sim = Sim {
+            world,
+            state,
+            memories,
+        };
+        let mut events = EventLog::open(&dir.join("events.jsonl"), 0)?;
+        let mut first = vec![LogEvent::new(
+            0,
+            &sim.world.start_date.format("%Y-%m-%d").to_string(),
+            &crate::world::clock::format_time(sim.world.day_start),
+            None,
+            serde_json::json!({"type": "run_start", "config": &config}),
+        )];
+        first.extend(sim.seed_memories(rt, on_event));
+        events.append(&first)?;
+        events.flush()?;
+        checkpoint::write(
+            &dir.join("checkpoint.bin"),
+            &sim.state,
+            &sim.memories,
+            events.len(),
+        )?;
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            config,
+            sim,
+            events,
+        })
+    }
+
+    /// Opens an interrupted run at its last complete step (events written after it are cut).
+    pub fn open(dir: &Path) -> Result<Run> {
+        let cfg_path = dir.join("config.json");
+        let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
+        let config: RunConfig = serde_json::from_str(&text).map_err(|e| SimError::Corrupt {
+            path: cfg_path.clone(),
+            reason: e.to_string(),
+        })?;
+        let world = config.world()?;
+        let ck = checkpoint::read(&dir.join("checkpoint.bin"))?;
+        if ck.state.agents.len() != world.agents.len() {
+            return Err(SimError::Corrupt {
+                path: dir.join("checkpoint.bin"),
+                reason: "the checkpoint's agents do not match the world".into(),
+            });
+        }
+        let events = EventLog::open(&dir.join("events.jsonl"), ck.events_len)?;
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            config,
+            sim: Sim {
+                world,
+                state: ck.state,
+                memories: ck.memories,
+            },
+            events,
+        })
+    }
+
+    /// Whether every step has run.
+    pub fn finished(&self) -> bool {
+        self.sim.state.step >= self.sim.state.end_step
+    }
+
+    /// Runs the next step: tick, state file, events, checkpoint (in that order, so a kill
+    /// at any point resumes from the last complete step).
+    pub fn step(&mut self, rt: &Runtime<'_>, on_event: &mut dyn FnMut(&Event)) -> Result<Progress> {
+        let out = self.sim.tick(rt, on_event);
+        write_json(&self.dir.join(&out.file_name), &out.state)?;
+        self.events.append(&out.events)?;
+        self.events.flush()?;
+        checkpoint::write(
+            &self.dir.join("checkpoint.bin"),
+            &self.sim.state,
+            &self.sim.memories,
+            self.events.len(),
+        )?;
+        Ok(Progress {
+            step: self.sim.state.step,
+            steps: self.sim.state.end_step,
+            agents: self.sim.state.agents.len(),
+            sim_time: format!("{} {}", out.state.date, out.state.time),
+            counters: self.sim.state.counters.clone(),
+        })
+    }
+
+    /// Writes `summary.json`: the counters and `extra` (e.g. timing and the check's result).
+    pub fn finish(&mut self, extra: serde_json::Value) -> Result<()> {
+        let summary = serde_json::json!({
+            "counters": self.sim.state.counters,
+            "steps": self.sim.state.step,
+            "extra": extra,
+        });
+        write_json(&self.dir.join("summary.json"), &summary)?;
+        Ok(())
+    }
+}
