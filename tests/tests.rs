@@ -7,4 +7,5 @@ mod embed;
 mod engine;
 mod memory;
 mod model_store;
+mod sim;
 mod tokenizer;

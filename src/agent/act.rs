@@ -43,11 +43,11 @@ fn emotion_labels() -> Vec<&'static str> {
 
 fn place_question(state: &AgentState, activity: &str) -> String {
     format!(
-        "{} is at {}. Next, {} will: {}. Where should {} be for this?",
-        state.name,
-        display_path(&state.location),
+        "{} is doing: {}. {} is at {}. Where should {} be for this?",
         state.name,
         activity,
+        state.name,
+        display_path(&state.location),
         state.name
     )
 }

@@ -8,10 +8,10 @@ use crate::world::{clock, closeness_phrase, display_path, AgentSpec};
 use super::state::AgentState;
 
 /// Longest memory text shown in a prompt, in characters.
-pub const MEMORY_CHARS: usize = 240;
+pub const MEMORY_CHARS: usize = 160;
 
 /// Memories retrieved for a step's context.
-pub const CONTEXT_MEMORIES: usize = 4;
+pub const CONTEXT_MEMORIES: usize = 3;
 
 /// "John Lin, 45, friendly, kind and patient. John Lin is a pharmacy shopkeeper ..."
 pub fn identity(spec: &AgentSpec) -> String {

@@ -35,12 +35,18 @@ pub async fn day_plan(
         clock::format_date(mind.date),
         clock::format_time(world.day_start)
     ));
-    let last = world.day_end.saturating_sub(world.step_minutes);
-    let times = PlanTimes::Increasing {
-        after: world.day_start.checked_sub(world.step_minutes),
-        last,
-        min_lines: DAY_PLAN_LINES.0,
-        max_lines: DAY_PLAN_LINES.1,
+    // The example day's times anchor the plan (a small model picks poor times on its own);
+    // with too short an example the model picks increasing times itself.
+    let example = example_plan(spec, world);
+    let times = if example.len() >= DAY_PLAN_LINES.0 {
+        PlanTimes::Fixed(example.iter().map(|l| l.minutes).collect())
+    } else {
+        PlanTimes::Increasing {
+            after: world.day_start.checked_sub(world.step_minutes),
+            last: world.day_end.saturating_sub(world.step_minutes),
+            min_lines: DAY_PLAN_LINES.0,
+            max_lines: DAY_PLAN_LINES.1,
+        }
     };
     let (lines, text) = mind
         .ask_plan("day_plan", system, &q, times, ACTIVITY_CHARS)
@@ -48,14 +54,13 @@ pub async fn day_plan(
     if lines.len() >= DAY_PLAN_LINES.0 {
         return lines;
     }
-    let fallback: Vec<PlanLine> = example_plan(spec, world);
     mind.fallback(
         "day_plan",
         format!("{} well-formed lines", lines.len()),
         &text,
         "the example day plan",
     );
-    fallback
+    example
 }
 
 /// The example day plan as plan lines (validated by the world loader), within the day.
@@ -87,10 +92,19 @@ pub async fn hourly_plan(
     day_plan: &[PlanLine],
 ) -> Vec<PlanLine> {
     let times = hours(world);
+    let outline: Vec<PlanLine> = times
+        .iter()
+        .map(|&t| {
+            let act = line_at(day_plan, t)
+                .or(day_plan.first())
+                .map_or("go about the day", |l| l.activity.as_str());
+            PlanLine::new(t, act)
+        })
+        .collect();
     let q = format!(
-        "{}'s plan for today:\n{}\nBreak this plan into one activity for each hour of the day.",
+        "{}'s plan for today, hour by hour:\n{}\nRewrite this plan with one concrete activity for each hour.",
         spec.name,
-        plan_text(day_plan)
+        plan_text(&outline)
     );
     let (lines, text) = mind
         .ask_plan(

@@ -54,6 +54,10 @@ pub struct AgentState {
     /// The current hour in 15-minute steps.
     pub quarter_plan: Vec<PlanLine>,
     pub suggested_change: Option<String>,
+    /// The feeling the plan was last reconsidered for ("feeling sad and very hungry"): the
+    /// question is asked again only when the feeling changes.
+    #[serde(default)]
+    pub reconsidered_for: Option<String>,
     pub location: Vec<String>,
     pub emotion: Emotion,
     /// Set by an `emotion=` condition: the emotion never changes.
@@ -73,6 +77,7 @@ impl AgentState {
             hourly_plan: Vec::new(),
             quarter_plan: Vec::new(),
             suggested_change: None,
+            reconsidered_for: None,
             location: spec.location.clone(),
             emotion: spec.emotion,
             emotion_frozen,
@@ -127,9 +132,11 @@ impl AgentState {
         format!("feeling {}", join_and(&parts))
     }
 
-    /// Whether the plan should be reconsidered this step (emotion not neutral, or a need unmet).
+    /// Whether the plan should be reconsidered this step: the emotion is not neutral or a
+    /// need is unmet, and the plan was not already reconsidered for this same feeling.
     pub fn needs_attention(&self) -> bool {
-        self.emotion != Emotion::Neutral || !self.unmet_needs().is_empty()
+        (self.emotion != Emotion::Neutral || !self.unmet_needs().is_empty())
+            && self.reconsidered_for.as_deref() != Some(self.feeling().as_str())
     }
 }
 

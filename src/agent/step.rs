@@ -93,6 +93,7 @@ pub async fn step(
         state.hourly_plan.clear();
         state.quarter_plan.clear();
         state.suggested_change = None;
+        state.reconsidered_for = None;
     }
     let query = line_at(&state.hourly_plan, minutes)
         .map(|l| l.activity.clone())
@@ -137,6 +138,7 @@ pub async fn step(
         });
     }
     if state.needs_attention() {
+        state.reconsidered_for = Some(state.feeling());
         if let Some(change) = plan::maybe_change_plan(mind, world, state, &system).await {
             apply_change(state, &change, minutes);
             out.events.push(AgentEvent::PlanChange {

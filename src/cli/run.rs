@@ -85,6 +85,13 @@ pub fn run(a: RunArgs) -> Result<()> {
     let all_steps = u64::from(days) * u64::from(world.steps_per_day());
     let steps = a.steps.unwrap_or(all_steps).min(all_steps);
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.world, a.seed));
+    if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some()) {
+        bail!(
+            "{} already exists and is not empty: choose another --out, or `humanoid resume {}` to continue it",
+            out.display(),
+            out.display()
+        );
+    }
     let (resolved, engine) = a.model.load()?;
     let sha256 = sha256_file(&resolved.path)?;
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
@@ -201,8 +208,14 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
     let stats = rt.engine.borrow().stats().clone();
     let start = (stats.prompt_tokens + stats.generated_tokens, Instant::now());
     let started = Instant::now();
+    let mut step_log = std::env::var_os("HUMANOID_STEP_LOG").and_then(|p| std::fs::File::create(p).ok());
     while !run.finished() {
-        let p = run.step(rt, &mut |_| {})?;
+        let p = run.step(rt, &mut |e| {
+            if let (Some(f), humanoid::llm::Event::Step { seqs, tokens, elapsed }) = (&mut step_log, e) {
+                use std::io::Write;
+                let _ = writeln!(f, "{seqs} {tokens} {}", elapsed.as_secs_f64());
+            }
+        })?;
         bar.set_position(p.step * agents);
         bar.set_message(format!(
             "{} | {:.0} tok/s",

@@ -202,7 +202,7 @@ impl Sim {
         let mut pending: Vec<Vec<PendingMemory>> = vec![Vec::new(); n];
         for (i, r) in results.into_iter().enumerate() {
             let name = self.state.agents[i].name.clone();
-            self.state.counters.agent_steps += 1;
+            log.counters.agent_steps += 1;
             let Some(r) = r else { continue };
             log.calls(&name, &r.calls);
             log.fallbacks(&r.fallbacks);

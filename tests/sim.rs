@@ -1,0 +1,241 @@
+//! The simulation end to end through the binary, on the real default models: a one-day run
+//! of the Lin family, determinism, kill-and-resume, fallbacks, the well-formedness checker.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use humanoid::report::{check_run, StateFile};
+use humanoid::sim::events::read_events;
+use humanoid::world::World;
+
+use crate::util::ensure_models;
+
+fn bin() -> Command {
+    ensure_models();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn lin_family() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("worlds/lin-family.toml")
+}
+
+fn run_world(world: &Path, out: &Path, extra: &[&str]) -> Output {
+    let out = bin()
+        .arg("run")
+        .arg(world)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("humanoid runs");
+    assert!(
+        out.status.success(),
+        "run failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The one-day run of the Lin family, shared by several tests (run once).
+fn one_day() -> &'static (tempfile::TempDir, String) {
+    static RUN: OnceLock<(tempfile::TempDir, String)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_world(&lin_family(), &dir.path().join("run"), &["--days", "1"]);
+        (dir, String::from_utf8_lossy(&out.stdout).into_owned())
+    })
+}
+
+fn one_day_dir() -> PathBuf {
+    one_day().0.path().join("run")
+}
+
+fn state_files(dir: &Path) -> Vec<PathBuf> {
+    humanoid::report::check::state_files(dir).unwrap()
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn one_day_run_is_complete_and_well_formed() {
+    let dir = one_day_dir();
+    let files = state_files(&dir);
+    assert_eq!(files.len(), 72, "72 state files per day");
+    let world = World::load(&lin_family()).unwrap();
+    for f in &files {
+        let s: StateFile = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        assert_eq!(s.agents.len(), 2);
+        for a in &s.agents {
+            for need in humanoid::world::Need::ALL {
+                assert!(a.basic_needs.get(need) <= 10, "{f:?}: need out of range");
+            }
+            for r in a.social_relationships.values() {
+                assert!(r.closeness <= 30, "{f:?}: closeness out of range");
+            }
+        }
+    }
+    let report = check_run(&dir, &world).unwrap();
+    assert_eq!(report.agent_states, 144);
+    assert!(report.problems.is_empty(), "{:#?}", report.problems);
+    let stdout = &one_day().1;
+    assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
+}
+
+#[test]
+fn events_account_for_every_model_call_and_fallback() {
+    let dir = one_day_dir();
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let s = summary(&dir);
+    let engine = &s["extra"]["engine"];
+    let engine_calls =
+        engine["generate_calls"].as_u64().unwrap() + engine["choose_calls"].as_u64().unwrap();
+    let logged = events.iter().filter(|e| e.kind() == "model_call").count() as u64;
+    assert_eq!(logged, engine_calls, "every engine call is in events.jsonl");
+    let counters = &s["counters"];
+    assert_eq!(counters["model_calls"].as_u64().unwrap(), logged);
+    let fallbacks = events.iter().filter(|e| e.kind() == "fallback").count() as u64;
+    assert_eq!(counters["fallbacks"].as_u64().unwrap(), fallbacks);
+    // No prompt over the budget: the longest prompt is logged and every call succeeded.
+    let budget = 4096;
+    for e in events.iter().filter(|e| e.kind() == "model_call") {
+        let tokens = e.body["prompt_tokens"].as_u64().unwrap();
+        assert!(tokens > 0 && tokens <= budget, "{e:?}");
+        assert!(e.body["error"].is_null(), "{e:?}");
+    }
+    // Each agent step is in the log.
+    let activities = events.iter().filter(|e| e.kind() == "activity").count();
+    assert_eq!(activities, 144);
+    // Fallbacks stay rare (target: under 1% of calls).
+    let rate = fallbacks as f64 / logged as f64;
+    assert!(rate < 0.01, "fallback rate {rate:.4} ({fallbacks} of {logged})");
+}
+
+fn same_files(a: &Path, b: &Path, n: usize) {
+    let fa = state_files(a);
+    let fb = state_files(b);
+    assert!(fa.len() >= n && fb.len() >= n, "{} / {} state files", fa.len(), fb.len());
+    for (x, y) in fa.iter().zip(&fb).take(n) {
+        assert_eq!(x.file_name(), y.file_name());
+        let (tx, ty) = (
+            std::fs::read_to_string(x).unwrap(),
+            std::fs::read_to_string(y).unwrap(),
+        );
+        assert!(tx == ty, "{x:?} differs from {y:?}:\n{tx}\n---\n{ty}");
+    }
+}
+
+#[test]
+fn same_seed_gives_identical_state_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let short = tmp.path().join("short");
+    run_world(&lin_family(), &short, &["--days", "1", "--steps", "6"]);
+    assert_eq!(state_files(&short).len(), 6);
+    same_files(&short, &one_day_dir(), 6);
+}
+
+#[test]
+fn killed_run_resumes_to_the_same_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("killed");
+    let mut child = bin()
+        .arg("run")
+        .arg(lin_family())
+        .args(["--days", "1", "--steps", "8", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(900) {
+        if out.exists() && state_files(&out).len() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = state_files(&out).len();
+    assert!((3..8).contains(&before), "killed after {before} steps");
+    let r = bin().arg("resume").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(state_files(&out).len(), 8);
+    same_files(&out, &one_day_dir(), 8);
+    // The event log has each step once.
+    let events = read_events(&out.join("events.jsonl")).unwrap();
+    let activities = events.iter().filter(|e| e.kind() == "activity").count();
+    assert_eq!(activities, 16);
+}
+
+#[test]
+fn check_command_flags_a_malformed_state_file() {
+    let dir = one_day_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("run");
+    std::fs::create_dir(&copy).unwrap();
+    for name in ["config.json", "state_2023-01-03_06h00.json"] {
+        std::fs::copy(dir.join(name), copy.join(name)).unwrap();
+    }
+    let ok = bin().arg("check").arg(&copy).output().unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
+    let path = copy.join("state_2023-01-03_06h00.json");
+    let mut s: StateFile = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    s.agents[0].activity_emoji = "I'm ready to share a joke,".into();
+    s.agents[0].most_recent_15m_plan = "20:30 pm: dinner".into();
+    s.agents[0].location = vec!["Nowhere".into()];
+    std::fs::write(&path, serde_json::to_string(&s).unwrap()).unwrap();
+    let bad = bin().arg("check").arg(&copy).output().unwrap();
+    assert!(!bad.status.success());
+    let text = String::from_utf8_lossy(&bad.stdout);
+    for field in ["activity_emoji", "most_recent_15m_plan", "location"] {
+        assert!(text.contains(field), "{field} not flagged:\n{text}");
+    }
+}
+
+#[test]
+fn a_model_that_answers_nonsense_falls_back_and_the_run_goes_on() {
+    // gemma-3-270m is a base model, not an instruction-tuned one: its answers to the
+    // agents' questions are often unusable.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("gemma");
+    run_world(
+        &lin_family(),
+        &out,
+        &["--days", "1", "--steps", "2", "--model", "gemma3-270m"],
+    );
+    assert_eq!(state_files(&out).len(), 2);
+    let world = World::load(&lin_family()).unwrap();
+    let report = check_run(&out, &world).unwrap();
+    assert!(report.problems.is_empty(), "{:#?}", report.problems);
+    let events = read_events(&out.join("events.jsonl")).unwrap();
+    let s = summary(&out);
+    let fallbacks = events.iter().filter(|e| e.kind() == "fallback").count() as u64;
+    assert_eq!(s["counters"]["fallbacks"].as_u64().unwrap(), fallbacks);
+}
+
+#[test]
+fn run_refuses_a_non_empty_out_dir_and_a_bad_world() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("x"), "x").unwrap();
+    let r = bin()
+        .arg("run")
+        .arg(lin_family())
+        .arg("--out")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not empty"));
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "name = 3\n").unwrap();
+    let r = bin().arg("run").arg(&bad).output().unwrap();
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("bad.toml"));
+}
