@@ -2,6 +2,7 @@
 
 mod bench_llm;
 mod bench_memory;
+mod bench_sim;
 mod chat;
 mod inspect;
 mod models;
@@ -52,6 +53,8 @@ pub enum BenchCommand {
     Llm(bench_llm::BenchLlmArgs),
     /// Memory: embeddings/s at batch 1 and 32, retrieval latency and recall@10 (HNSW vs exact).
     Memory(bench_memory::BenchMemoryArgs),
+    /// Simulation: wall time per step as the number of agents grows (generated towns).
+    Sim(bench_sim::BenchSimArgs),
 }
 
 /// Options shared by every command that loads a chat model.
@@ -129,6 +132,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Chat(a) => chat::run(a),
         Command::Bench(BenchCommand::Llm(a)) => bench_llm::run(a),
         Command::Bench(BenchCommand::Memory(a)) => bench_memory::run(a),
+        Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
         Command::Models(c) => models::run(c),
         Command::Validate(a) => validate::run(a),
         Command::Run(a) => run::run(a),
