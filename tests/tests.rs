@@ -9,3 +9,4 @@ mod memory;
 mod model_store;
 mod sim;
 mod tokenizer;
+mod world;
