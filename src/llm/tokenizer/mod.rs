@@ -436,6 +436,12 @@ impl Tokenizer {
         }
     }
 
+    /// Whether token `id` is a special token whose bytes are its text verbatim (control,
+    /// unknown, user-defined or added tokens; false for unknown ids).
+    pub fn is_special(&self, id: u32) -> bool {
+        self.verbatim.get(id as usize).copied().unwrap_or(false)
+    }
+
     /// Number of token ids.
     pub fn vocab_size(&self) -> usize {
         self.tokens.len()
