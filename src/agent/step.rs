@@ -105,6 +105,8 @@ pub async fn step(
         now,
         CONTEXT_MEMORIES,
     );
+    // Plans and plan changes see the memories; judging the activity needs only the base
+    // context (a prefix of the same system message, so the engine shares it).
     let system = system_prompt(spec, state, mind.date, minutes, &memories);
 
     if state.day_plan.is_empty() {
@@ -157,7 +159,8 @@ pub async fn step(
     state.activity = line_at(&state.quarter_plan, minutes)
         .map_or("go about the day".to_string(), |l| l.activity.clone());
 
-    let eval = act(mind, world, state, &system).await;
+    let base = system_prompt(spec, state, mind.date, minutes, &[]);
+    let eval = act(mind, world, state, &base).await;
     state.activity_emoji = eval.emoji.clone();
     out.events.push(AgentEvent::Activity {
         activity: state.activity.clone(),

@@ -22,6 +22,9 @@ use crate::world::{clock, World};
 use super::batch::{drive, key_of, CallRecord, Port, Task};
 use super::events::LogEvent;
 
+/// How many of an agent's latest memories a new observation is compared with.
+const RECENT_DEDUP: usize = 12;
+
 /// Counters over a run, kept in the checkpoint.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counters {
@@ -80,11 +83,13 @@ struct TaskResult<T> {
     calls: Vec<CallRecord>,
 }
 
-/// Runs tasks built by `make(port)` through the batching driver and collects each task's
-/// fallbacks and calls.
+/// Agent tasks of one phase: each with its port, giving a value and its fallbacks.
+type Tasks<'a, T> = Vec<(Port, Task<'a, (T, Vec<Fallback>)>)>;
+
+/// Runs tasks through the batching driver and collects each task's fallbacks and calls.
 fn run_tasks<'a, T: 'a>(
     rt: &Runtime<'a>,
-    tasks: Vec<(Port, Task<'a, (T, Vec<Fallback>)>)>,
+    tasks: Tasks<'a, T>,
     on_event: &mut dyn FnMut(&Event),
 ) -> Vec<Option<TaskResult<T>>> {
     let ports: Vec<Port> = tasks.iter().map(|(p, _)| p.clone()).collect();
@@ -164,7 +169,7 @@ impl Sim {
 
         // 1. Every agent's step.
         let world = &self.world;
-        let mut tasks: Vec<(Port, Task<'_, (StepOutcome, Vec<Fallback>)>)> = Vec::new();
+        let mut tasks: Tasks<'_, StepOutcome> = Vec::new();
         for (i, (agent, memory)) in self
             .state
             .agents
@@ -213,11 +218,11 @@ impl Sim {
         }
 
         // 2. Observations of others at the same place.
-        for i in 0..n {
+        for (i, mine) in pending.iter_mut().enumerate() {
             for j in 0..n {
                 let (a, b) = (&self.state.agents[i], &self.state.agents[j]);
                 if i != j && a.location == b.location {
-                    pending[i].push(PendingMemory {
+                    mine.push(PendingMemory {
                         kind: MemoryKind::Observation,
                         text: format!("{} saw {}: {}", a.name, b.name, b.activity),
                     });
@@ -369,7 +374,7 @@ impl Sim {
         let seed = self.state.seed;
         let s = self.state.step;
         let agents = &self.state.agents;
-        let mut tasks: Vec<(Port, Task<'_, (Option<Conversation>, Vec<Fallback>)>)> = Vec::new();
+        let mut tasks: Tasks<'_, Option<Conversation>> = Vec::new();
         for &(i, j) in &pairs {
             let port = Port::new(key_of(&[seed, s, i as u64, j as u64, 3]));
             let p = port.clone();
@@ -420,7 +425,25 @@ impl Sim {
     ) {
         let seed = self.state.seed;
         let s = self.state.step;
-        let mut tasks: Vec<(Port, Task<'_, (Vec<Importance>, Vec<Fallback>)>)> = Vec::new();
+        // An observation or plan the agent already has among its latest memories (the same
+        // activity seen again) is not stored twice.
+        let pending: Vec<Vec<PendingMemory>> = pending
+            .into_iter()
+            .zip(&self.memories)
+            .map(|(mems, stream)| {
+                let mut kept: Vec<PendingMemory> = Vec::new();
+                for m in mems {
+                    let repeat = matches!(m.kind, MemoryKind::Observation | MemoryKind::Plan)
+                        && (stream.latest(RECENT_DEDUP).iter().any(|n| n.text == m.text)
+                            || kept.iter().any(|k| k.text == m.text));
+                    if !repeat {
+                        kept.push(m);
+                    }
+                }
+                kept
+            })
+            .collect();
+        let mut tasks: Tasks<'_, Vec<Importance>> = Vec::new();
         for (i, mems) in pending.iter().enumerate() {
             let port = Port::new(key_of(&[seed, s, i as u64, 4]));
             let p = port.clone();
@@ -514,7 +537,7 @@ impl Sim {
         let config = sim_reflection_config();
         let config = &config;
         let mut who = Vec::new();
-        let mut tasks: Vec<(Port, Task<'_, (Reflection, Vec<Fallback>)>)> = Vec::new();
+        let mut tasks: Tasks<'_, Reflection> = Vec::new();
         for (i, (agent, memory)) in self
             .state
             .agents
