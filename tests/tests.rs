@@ -3,6 +3,7 @@
 mod util;
 
 mod cli;
+mod constrain;
 mod embed;
 mod engine;
 mod memory;
