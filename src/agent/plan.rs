@@ -10,7 +10,7 @@ use super::mind::Mind;
 use super::state::{line_at, plan_text, AgentState, PlanLine};
 
 /// Longest activity in a plan line, in characters.
-pub const ACTIVITY_CHARS: usize = 70;
+pub const ACTIVITY_CHARS: usize = 60;
 /// Lines of a day plan.
 pub const DAY_PLAN_LINES: (usize, usize) = (4, 12);
 
@@ -171,10 +171,17 @@ pub async fn quarter_plan(
     let slots = quarter_slots(world, mind.minutes);
     let hour = line_at(&state.hourly_plan, mind.minutes)
         .map_or("go about the day".to_string(), |l| l.activity.clone());
+    // The hours around this one are enough context (and keep the prompt short).
+    let around: Vec<PlanLine> = state
+        .hourly_plan
+        .iter()
+        .filter(|l| l.minutes + 60 >= mind.minutes && l.minutes <= mind.minutes + 120)
+        .cloned()
+        .collect();
     let q = format!(
-        "{}'s plan for today:\n{}\nFrom {} {} plans to: {}. Break this into activities of 15 minutes.",
+        "{}'s plan around this time:\n{}\nFrom {} {} plans to: {}. Break this into activities of 15 minutes.",
         state.name,
-        plan_text(&state.hourly_plan),
+        plan_text(&around),
         clock::format_time(mind.minutes),
         state.name,
         hour

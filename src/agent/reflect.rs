@@ -65,6 +65,15 @@ pub async fn reflect(
         mind.fallback("reflection_questions", e.to_string(), "", "questions about the most important memories");
         String::new()
     });
+    let parsed = crate::memory::reflect::parse_questions(&text, config.questions).len();
+    if parsed < config.questions {
+        mind.fallback(
+            "reflection_questions",
+            format!("{parsed} of {} questions parsed", config.questions),
+            &text,
+            "questions about the most important recent memories",
+        );
+    }
     let node_refs: Vec<&MemoryNode> = recent.iter().collect();
     let questions = questions_or_fallback(&text, agent, &node_refs, config.questions);
 

@@ -69,10 +69,15 @@ impl Sampler {
             .filter(|(_, l)| l.is_finite())
             .map(|(i, &l)| (i, l / self.cfg.temperature))
             .collect();
-        cand.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        if self.cfg.top_k > 0 {
-            cand.truncate(self.cfg.top_k);
+        // Best first, lowest index on ties: a total order, so selecting the top k first
+        // gives the same list as sorting everything.
+        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let k = self.cfg.top_k;
+        if k > 0 && cand.len() > k {
+            cand.select_nth_unstable_by(k - 1, order);
+            cand.truncate(k);
         }
+        cand.sort_by(order);
         let max = cand[0].1;
         let mut probs: Vec<f32> = cand.iter().map(|(_, l)| (l - max).exp()).collect();
         let sum: f32 = probs.iter().sum();

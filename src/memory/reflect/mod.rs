@@ -6,7 +6,7 @@
 //! The stages are separate functions that build [`Request`]s and parse [`Response`]s, so a
 //! tick driver can batch them with other agents' requests; [`reflect`] runs all stages on an
 //! engine for one agent. Parsing is defensive: the small default model does not always
-//! follow the format, and every fallback is logged with `tracing::warn`.
+//! follow the format, and every fallback is logged with `tracing` (info level: a small model often misses the format).
 
 use serde::{Deserialize, Serialize};
 
@@ -157,7 +157,7 @@ pub fn questions_or_fallback(
                 continue;
             }
             let q = format!("What does it say about {} that {fact}?", subject(agent));
-            tracing::warn!(question = %q, "reflection: model gave too few questions; using a fallback");
+            tracing::info!(question = %q, "reflection: model gave too few questions; using a fallback");
             questions.push(q);
             dedup_case_insensitive(&mut questions);
         }

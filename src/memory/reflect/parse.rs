@@ -79,7 +79,7 @@ pub fn parse_questions(text: &str, n: usize) -> Vec<String> {
                 continue;
             }
             if is_example_echo(&q) {
-                tracing::warn!(question = %q, "reflection: skipping a copy of the example");
+                tracing::info!(question = %q, "reflection: skipping a copy of the example");
                 continue;
             }
             if has_marker {
@@ -220,11 +220,11 @@ pub fn parse_insights(
         }
         let key = normalize_sentence(&insight);
         if is_example_echo(&insight) {
-            tracing::warn!(line = %insight, "reflection: skipping a copy of the example");
+            tracing::info!(line = %insight, "reflection: skipping a copy of the example");
             continue;
         }
         if statements.contains(&key) {
-            tracing::warn!(line = %insight, "reflection: skipping an insight that repeats a statement");
+            tracing::info!(line = %insight, "reflection: skipping an insight that repeats a statement");
             continue;
         }
         // Repeats, and the run-on variants a looping model produces ("X", "X's family", ...).
@@ -239,7 +239,7 @@ pub fn parse_insights(
             match n.checked_sub(1).and_then(|i| shown.get(i)) {
                 Some((id, _)) if !evidence.contains(id) => evidence.push(*id),
                 Some(_) => {}
-                None => tracing::warn!(
+                None => tracing::info!(
                     citation = n,
                     statements = shown.len(),
                     "reflection: dropping a citation of a statement that was not shown"
@@ -248,7 +248,7 @@ pub fn parse_insights(
         }
         let cited_by_model = !evidence.is_empty();
         if !cited_by_model {
-            tracing::warn!(insight = %insight, fallback_all = cite_all_when_missing,
+            tracing::info!(insight = %insight, fallback_all = cite_all_when_missing,
                 "reflection: insight cites no valid statement");
             if cite_all_when_missing {
                 evidence = shown.iter().map(|(id, _)| *id).collect();
