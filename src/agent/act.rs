@@ -12,7 +12,7 @@ use super::mind::{chat, missing, Mind};
 use super::state::AgentState;
 
 /// The current place is kept when its probability is at least this share of the best one's.
-pub const STAY_RATIO: f32 = 0.5;
+pub const STAY_RATIO: f32 = 0.8;
 /// Used when the model's emoji are unusable.
 pub const FALLBACK_EMOJI: &str = "🙂📅";
 
@@ -43,12 +43,8 @@ fn emotion_labels() -> Vec<&'static str> {
 
 fn place_question(state: &AgentState, activity: &str) -> String {
     format!(
-        "{} is doing: {}. {} is at {}. Where should {} be for this?",
-        state.name,
-        activity,
-        state.name,
-        display_path(&state.location),
-        state.name
+        "{} is doing: {}. Where should {} be for this?",
+        state.name, activity, state.name
     )
 }
 

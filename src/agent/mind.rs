@@ -264,7 +264,7 @@ impl<'a> Mind<'a> {
             .unwrap_or_default();
         let parsed = constrain::parse_plan(&text)
             .into_iter()
-            .map(|(m, a)| PlanLine::new(m, a.trim().to_string()))
+            .map(|(m, a)| PlanLine::new(m, clean_activity(&a)))
             .filter(|l| !l.activity.is_empty())
             .collect();
         (parsed, text)
@@ -287,9 +287,37 @@ pub fn clean_line(text: &str) -> String {
         .to_string()
 }
 
+/// An activity as the plan keeps it: cut before a `;` or a time-like `hh:mm` that a small
+/// model runs on with (`"Lunch; 13:00 am: Lunch"` → `"Lunch"`), trailing punctuation and
+/// spaces removed. Empty if nothing usable is left (the caller falls back).
+pub fn clean_activity(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut end = text.find(';').unwrap_or(text.len());
+    for i in 0..bytes.len().saturating_sub(2) {
+        if bytes[i].is_ascii_digit() && bytes[i + 1] == b':' && bytes[i + 2].is_ascii_digit() {
+            let start = if i > 0 && bytes[i - 1].is_ascii_digit() { i - 1 } else { i };
+            end = end.min(start);
+            break;
+        }
+    }
+    text[..end]
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '-' | '('))
+        .trim()
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn activities_are_cut_before_run_on_times() {
+        assert_eq!(clean_activity("Lunch; 13:00 am: Lunch; 14:00"), "Lunch");
+        assert_eq!(clean_activity("11:45 am: 11:45"), "");
+        assert_eq!(clean_activity("Go to class at 09:00"), "Go to class at");
+        assert_eq!(clean_activity("Read a book."), "Read a book.");
+        assert_eq!(clean_activity("Café au lait, then 3 emails"), "Café au lait, then 3 emails");
+    }
 
     #[test]
     fn clean_line_takes_the_first_non_empty_line() {

@@ -58,6 +58,10 @@ pub struct AgentState {
     /// question is asked again only when the feeling changes.
     #[serde(default)]
     pub reconsidered_for: Option<String>,
+    /// When the plan was last reconsidered (game minutes since the start date): at most
+    /// once per hour, since a change rewrites the plan through the next hour.
+    #[serde(default)]
+    pub reconsidered_at: Option<u64>,
     pub location: Vec<String>,
     pub emotion: Emotion,
     /// Set by an `emotion=` condition: the emotion never changes.
@@ -78,6 +82,7 @@ impl AgentState {
             quarter_plan: Vec::new(),
             suggested_change: None,
             reconsidered_for: None,
+            reconsidered_at: None,
             location: spec.location.clone(),
             emotion: spec.emotion,
             emotion_frozen,
@@ -132,11 +137,13 @@ impl AgentState {
         format!("feeling {}", join_and(&parts))
     }
 
-    /// Whether the plan should be reconsidered this step: the emotion is not neutral or a
-    /// need is unmet, and the plan was not already reconsidered for this same feeling.
-    pub fn needs_attention(&self) -> bool {
+    /// Whether the plan should be reconsidered at `now` (game minutes): the emotion is not
+    /// neutral or a need is unmet, the plan was not already reconsidered for this same
+    /// feeling, and not within the last hour.
+    pub fn needs_attention(&self, now: u64) -> bool {
         (self.emotion != Emotion::Neutral || !self.unmet_needs().is_empty())
             && self.reconsidered_for.as_deref() != Some(self.feeling().as_str())
+            && self.reconsidered_at.is_none_or(|t| now >= t + 60)
     }
 }
 

@@ -139,8 +139,9 @@ pub async fn step(
             lines: lines(&state.quarter_plan),
         });
     }
-    if state.needs_attention() {
+    if state.needs_attention(now.0) {
         state.reconsidered_for = Some(state.feeling());
+        state.reconsidered_at = Some(now.0);
         if let Some(change) = plan::maybe_change_plan(mind, world, state, &system).await {
             apply_change(state, &change, minutes);
             out.events.push(AgentEvent::PlanChange {
