@@ -13,6 +13,15 @@ use super::state::AgentState;
 
 /// The current place is kept when its probability is at least this share of the best one's.
 pub const STAY_RATIO: f32 = 0.8;
+/// Weight of the relevance prior: each place's probability is multiplied by
+/// `exp(PLACE_PRIOR * cosine(activity, place))` and renormalised. A small model's answer to
+/// "where" barely depends on the activity (it favours an option by position); the sentence
+/// embedding of the activity and the place's path is a strong, cheap prior, and a capable
+/// model's clear preference still wins.
+pub const PLACE_PRIOR: f32 = 15.0;
+/// The model's place probabilities are raised to this power before the prior is applied:
+/// a small model's strong preference for the last-listed option is flattened.
+pub const MODEL_SHARPNESS: f32 = 0.5;
 /// Used when the model's emoji are unusable.
 pub const FALLBACK_EMOJI: &str = "🙂📅";
 
@@ -41,11 +50,51 @@ fn emotion_labels() -> Vec<&'static str> {
     Emotion::ALL.iter().map(|e| e.as_str()).collect()
 }
 
-fn place_question(state: &AgentState, activity: &str) -> String {
+fn place_question(state: &AgentState, activity: &str, options: &[&str]) -> String {
     format!(
-        "{} is doing: {}. Where should {} be for this?",
-        state.name, activity, state.name
+        "{} is doing: {}. Where should {} be for this? Choose one of: {}.",
+        state.name,
+        activity,
+        state.name,
+        options.join(", ")
     )
+}
+
+/// A place as the relevance prior sees it: its path, and for a place with parts, the names
+/// of its innermost places ("Lin family's house: Kitchen, Living room, ...").
+fn place_description(world: &World, parent: &[String], name: &str) -> String {
+    let mut p = parent.to_vec();
+    p.push(name.to_string());
+    let leaves: Vec<String> = world
+        .locations
+        .leaves()
+        .into_iter()
+        .filter(|l| l.len() > p.len() && l.starts_with(&p))
+        .filter_map(|l| l.last().cloned())
+        .collect();
+    if leaves.is_empty() {
+        display_path(&p)
+    } else {
+        format!("{}: {}", display_path(&p), leaves.join(", "))
+    }
+}
+
+/// Multiplies `probs` by the relevance prior and renormalises (unchanged without one).
+fn with_prior(probs: &[f32], similarities: Option<Vec<f32>>) -> Vec<f32> {
+    let Some(sims) = similarities.filter(|s| s.len() == probs.len()) else {
+        return probs.to_vec();
+    };
+    let weighted: Vec<f32> = probs
+        .iter()
+        .zip(&sims)
+        .map(|(p, s)| p.powf(MODEL_SHARPNESS) * (PLACE_PRIOR * s).exp())
+        .collect();
+    let sum: f32 = weighted.iter().sum();
+    if sum > 0.0 && sum.is_finite() {
+        weighted.iter().map(|w| w / sum).collect()
+    } else {
+        probs.to_vec()
+    }
 }
 
 /// Picks an option by its probabilities, keeping `current` when it is nearly as likely as
@@ -59,7 +108,15 @@ fn prefer_stay(probs: &[f32], best: usize, current: Option<usize>) -> usize {
 
 /// Evaluates `activity` for the agent: location, emotion, needs and emoji. The first level
 /// of the location walk and every judgement go to the engine in one batch.
-pub async fn act(mind: &Mind<'_>, world: &World, state: &AgentState, system: &str) -> Evaluation {
+/// `system` is the agent's context; `placeless` the same without the current place, for
+/// the location questions.
+pub async fn act(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+    placeless: &str,
+) -> Evaluation {
     let name = &state.name;
     let activity = &state.activity;
     let doing = format!("{name} is doing: {activity}.");
@@ -68,7 +125,7 @@ pub async fn act(mind: &Mind<'_>, world: &World, state: &AgentState, system: &st
     let mut requests: Vec<(String, Request)> = Vec::new();
     requests.push((
         "location".into(),
-        Mind::choose_request(system, &place_question(state, activity), &roots),
+        Mind::choose_request(placeless, &place_question(state, activity, &roots), &roots),
     ));
     if !state.emotion_frozen {
         let q = format!("{doing} Which emotion does {name} feel now?");
@@ -113,7 +170,7 @@ pub async fn act(mind: &Mind<'_>, world: &World, state: &AgentState, system: &st
         }
         None => FALLBACK_EMOJI.to_string(),
     };
-    eval.location = walk(mind, world, state, system, root_result).await;
+    eval.location = walk(mind, world, state, placeless, root_result).await;
     eval
 }
 
@@ -150,9 +207,12 @@ async fn walk(
                 Some(r) => r,
                 None => {
                     let q = format!(
-                        "{} Which part of {}?",
-                        place_question(state, &state.activity),
-                        display_path(&path)
+                        "{} is doing: {}. Which part of {} should {} be in? Choose one of: {}.",
+                        state.name,
+                        state.activity,
+                        display_path(&path),
+                        state.name,
+                        options.join(", ")
                     );
                     let req = Mind::choose_request(system, &q, &options);
                     let mut r = mind.port.run(vec![("location".into(), req)]).await;
@@ -161,7 +221,18 @@ async fn walk(
             };
             let fallback = current.unwrap_or(0);
             match mind.chosen("location", result, &options, fallback) {
-                Some(c) => prefer_stay(&c.probs, c.index, current),
+                Some(c) => {
+                    let paths: Vec<String> = options
+                        .iter()
+                        .map(|o| place_description(world, &path, o))
+                        .collect();
+                    let probs = with_prior(&c.probs, mind.similarities(&state.activity, &paths));
+                    let best = (0..probs.len())
+                        .max_by(|&a, &b| probs[a].total_cmp(&probs[b]).then(b.cmp(&a)))
+                        .unwrap_or(0);
+                    tracing::debug!(agent = %state.name, activity = %state.activity, ?options, model = ?c.probs, ?probs, "location");
+                    prefer_stay(&probs, best, current)
+                }
                 None => fallback,
             }
         };

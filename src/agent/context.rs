@@ -34,14 +34,10 @@ pub fn system_prompt(
     memories: &[String],
 ) -> String {
     let mut s = format!(
-        "You are simulating {}. {}\nIt is {}, {}. {} is at {}, {}.",
-        spec.name,
-        identity(spec),
-        clock::format_date(date),
-        clock::format_time(minutes),
+        "{} {} is at {}.",
+        placeless_prompt(spec, state, date, minutes),
         spec.name,
         display_path(&state.location),
-        state.feeling(),
     );
     if !memories.is_empty() {
         s.push_str(&format!("\n{} remembers:", spec.name));
@@ -51,6 +47,26 @@ pub fn system_prompt(
         }
     }
     s
+}
+
+/// The system message without the agent's place or memories (a prefix of
+/// [`system_prompt`]): for choosing where to go, where naming the current place would
+/// pull a small model to it whatever the activity.
+pub fn placeless_prompt(
+    spec: &AgentSpec,
+    state: &AgentState,
+    date: chrono::NaiveDate,
+    minutes: u32,
+) -> String {
+    format!(
+        "You are simulating {}. {}\nIt is {}, {}. {} is {}.",
+        spec.name,
+        identity(spec),
+        clock::format_date(date),
+        clock::format_time(minutes),
+        spec.name,
+        state.feeling(),
+    )
 }
 
 /// How `state`'s agent feels about `other`: "John Lin is feeling close to Eddy Lin (his son)."

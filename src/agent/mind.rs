@@ -11,6 +11,7 @@ use crate::llm::constrain::{self, Constrained, PlanTimes, TokenTable};
 use crate::llm::{
     Choice, ChooseRequest, Engine, GenerateRequest, Message, Prompt, Request, Response, Sampling,
 };
+use crate::memory::TextEmbedder;
 use crate::sim::batch::Port;
 
 use super::state::PlanLine;
@@ -40,6 +41,8 @@ pub struct Mind<'a> {
     pub port: Port,
     pub engine: &'a RefCell<Engine>,
     pub table: &'a Arc<TokenTable>,
+    /// For relevance priors (e.g. which place fits an activity).
+    pub embedder: Option<&'a RefCell<Box<dyn TextEmbedder>>>,
     pub date: NaiveDate,
     pub minutes: u32,
     fallbacks: RefCell<Vec<Fallback>>,
@@ -65,10 +68,28 @@ impl<'a> Mind<'a> {
             port,
             engine,
             table,
+            embedder: None,
             date,
             minutes,
             fallbacks: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The same mind with an embedder for relevance priors.
+    pub fn with_embedder(mut self, embedder: &'a RefCell<Box<dyn TextEmbedder>>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Cosine similarity of `text` to each of `options` (`None` without an embedder or on
+    /// an embedding error).
+    pub fn similarities(&self, text: &str, options: &[String]) -> Option<Vec<f32>> {
+        let embedder = self.embedder?;
+        let mut e = embedder.borrow_mut();
+        let mut texts: Vec<&str> = vec![text];
+        texts.extend(options.iter().map(String::as_str));
+        let v = crate::memory::embedder::embed_checked(&mut **e, &texts).ok()?;
+        Some(v[1..].iter().map(|o| crate::embed::cosine(&v[0], o)).collect())
     }
 
     /// Records a fallback (it goes to the event log).

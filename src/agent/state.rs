@@ -41,6 +41,14 @@ pub fn line_at(lines: &[PlanLine], minutes: u32) -> Option<&PlanLine> {
     lines.iter().rev().find(|l| l.minutes <= minutes)
 }
 
+/// The model's judgement of an activity, kept while the agent continues it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Judged {
+    pub activity: String,
+    pub satisfied: Vec<Need>,
+    pub emoji: String,
+}
+
 /// Everything about an agent that changes during a run (its memories live in the sim).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentState {
@@ -62,6 +70,9 @@ pub struct AgentState {
     /// once per hour, since a change rewrites the plan through the next hour.
     #[serde(default)]
     pub reconsidered_at: Option<u64>,
+    /// The judgement of the activity in progress.
+    #[serde(default)]
+    pub judged: Option<Judged>,
     pub location: Vec<String>,
     pub emotion: Emotion,
     /// Set by an `emotion=` condition: the emotion never changes.
@@ -83,6 +94,7 @@ impl AgentState {
             suggested_change: None,
             reconsidered_for: None,
             reconsidered_at: None,
+            judged: None,
             location: spec.location.clone(),
             emotion: spec.emotion,
             emotion_frozen,

@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use crate::memory::{GameTime, MemoryKind, MemoryStream, TextEmbedder};
 use crate::world::{clock, display_path, AgentSpec, Emotion, Need, Needs, World};
 
-use super::act::{act, update_needs};
-use super::context::{recall, system_prompt, CONTEXT_MEMORIES};
+use super::act::{act, update_needs, Evaluation};
+use super::context::{placeless_prompt, recall, system_prompt, CONTEXT_MEMORIES};
 use super::mind::Mind;
 use super::plan::{self, apply_change, day_plan, hourly_plan, quarter_plan};
-use super::state::{line_at, AgentState, PlanLine};
+use super::state::{line_at, AgentState, Judged, PlanLine};
 
 /// Something that happened to an agent, for the event log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,6 +94,7 @@ pub async fn step(
         state.quarter_plan.clear();
         state.suggested_change = None;
         state.reconsidered_for = None;
+        state.judged = None;
     }
     let query = line_at(&state.hourly_plan, minutes)
         .map(|l| l.activity.clone())
@@ -160,8 +161,27 @@ pub async fn step(
     state.activity = line_at(&state.quarter_plan, minutes)
         .map_or("go about the day".to_string(), |l| l.activity.clone());
 
-    let base = system_prompt(spec, state, mind.date, minutes, &[]);
-    let eval = act(mind, world, state, &base).await;
+    // An activity continued from the last step keeps its judgement (place, needs it
+    // satisfies, emoji); a new one is judged by the model.
+    let eval = match state.judged.as_ref().filter(|j| j.activity == state.activity) {
+        Some(j) => Evaluation {
+            emotion: None,
+            satisfied: j.satisfied.clone(),
+            emoji: j.emoji.clone(),
+            location: state.location.clone(),
+        },
+        None => {
+            let base = system_prompt(spec, state, mind.date, minutes, &[]);
+            let placeless = placeless_prompt(spec, state, mind.date, minutes);
+            let eval = act(mind, world, state, &base, &placeless).await;
+            state.judged = Some(Judged {
+                activity: state.activity.clone(),
+                satisfied: eval.satisfied.clone(),
+                emoji: eval.emoji.clone(),
+            });
+            eval
+        }
+    };
     state.activity_emoji = eval.emoji.clone();
     out.events.push(AgentEvent::Activity {
         activity: state.activity.clone(),

@@ -186,7 +186,8 @@ impl Sim {
             tasks.push((
                 port,
                 Box::pin(async move {
-                    let mind = Mind::new(&spec.name, p, engine, table, date, minutes);
+                    let mind = Mind::new(&spec.name, p, engine, table, date, minutes)
+                        .with_embedder(embedder);
                     let out = step(
                         &mind,
                         world,
