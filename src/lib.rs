@@ -3,11 +3,11 @@
 //! Layers, lowest first (data flows one way): [`llm`] (GGUF chat models with a batched
 //! engine), [`model_store`] (model manifests, fetching and resolution).
 
+pub mod agent;
 pub mod embed;
 pub mod llm;
 pub mod memory;
 pub mod model_store;
-pub mod world;
-pub mod agent;
-pub mod sim;
 pub mod report;
+pub mod sim;
+pub mod world;

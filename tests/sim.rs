@@ -114,13 +114,21 @@ fn events_account_for_every_model_call_and_fallback() {
     assert_eq!(activities, 144);
     // Fallbacks stay rare (target: under 1% of calls).
     let rate = fallbacks as f64 / logged as f64;
-    assert!(rate < 0.01, "fallback rate {rate:.4} ({fallbacks} of {logged})");
+    assert!(
+        rate < 0.01,
+        "fallback rate {rate:.4} ({fallbacks} of {logged})"
+    );
 }
 
 fn same_files(a: &Path, b: &Path, n: usize) {
     let fa = state_files(a);
     let fb = state_files(b);
-    assert!(fa.len() >= n && fb.len() >= n, "{} / {} state files", fa.len(), fb.len());
+    assert!(
+        fa.len() >= n && fb.len() >= n,
+        "{} / {} state files",
+        fa.len(),
+        fb.len()
+    );
     for (x, y) in fa.iter().zip(&fb).take(n) {
         assert_eq!(x.file_name(), y.file_name());
         let (tx, ty) = (
@@ -184,7 +192,11 @@ fn check_command_flags_a_malformed_state_file() {
         std::fs::copy(dir.join(name), copy.join(name)).unwrap();
     }
     let ok = bin().arg("check").arg(&copy).output().unwrap();
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
     let path = copy.join("state_2023-01-03_06h00.json");
     let mut s: StateFile = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     s.agents[0].activity_emoji = "I'm ready to share a joke,".into();

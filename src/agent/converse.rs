@@ -63,7 +63,9 @@ fn situation(me: &AgentState, other: &AgentState) -> String {
 /// Removes a leading "Name:" the model may have written.
 fn strip_speaker(text: &str, name: &str) -> String {
     let t = text.trim();
-    let t = t.strip_prefix(name).map_or(t, |r| r.trim_start_matches(':').trim());
+    let t = t
+        .strip_prefix(name)
+        .map_or(t, |r| r.trim_start_matches(':').trim());
     t.to_string()
 }
 

@@ -89,7 +89,12 @@ impl<'a> Mind<'a> {
         let mut texts: Vec<&str> = vec![text];
         texts.extend(options.iter().map(String::as_str));
         let v = crate::memory::embedder::embed_checked(&mut **e, &texts).ok()?;
-        Some(v[1..].iter().map(|o| crate::embed::cosine(&v[0], o)).collect())
+        Some(
+            v[1..]
+                .iter()
+                .map(|o| crate::embed::cosine(&v[0], o))
+                .collect(),
+        )
     }
 
     /// Records a fallback (it goes to the event log).
@@ -125,7 +130,10 @@ impl<'a> Mind<'a> {
 
     /// A `choose` request over `options`.
     pub fn choose_request(system: &str, question: &str, options: &[&str]) -> Request {
-        Request::Choose(ChooseRequest::new(chat(system, question), options.iter().copied()))
+        Request::Choose(ChooseRequest::new(
+            chat(system, question),
+            options.iter().copied(),
+        ))
     }
 
     /// A yes/no question as a `choose` request.
@@ -316,7 +324,11 @@ pub fn clean_activity(text: &str) -> String {
     let mut end = text.find(';').unwrap_or(text.len());
     for i in 0..bytes.len().saturating_sub(2) {
         if bytes[i].is_ascii_digit() && bytes[i + 1] == b':' && bytes[i + 2].is_ascii_digit() {
-            let start = if i > 0 && bytes[i - 1].is_ascii_digit() { i - 1 } else { i };
+            let start = if i > 0 && bytes[i - 1].is_ascii_digit() {
+                i - 1
+            } else {
+                i
+            };
             end = end.min(start);
             break;
         }
@@ -337,7 +349,10 @@ mod tests {
         assert_eq!(clean_activity("11:45 am: 11:45"), "");
         assert_eq!(clean_activity("Go to class at 09:00"), "Go to class at");
         assert_eq!(clean_activity("Read a book."), "Read a book.");
-        assert_eq!(clean_activity("Café au lait, then 3 emails"), "Café au lait, then 3 emails");
+        assert_eq!(
+            clean_activity("Café au lait, then 3 emails"),
+            "Café au lait, then 3 emails"
+        );
     }
 
     #[test]

@@ -60,9 +60,17 @@ pub async fn reflect(
     if let crate::llm::Request::Generate(g) = &mut req {
         g.seed = mind.port.next_seed();
     }
-    let r = mind.port.run(vec![("reflection_questions".into(), req)]).await;
+    let r = mind
+        .port
+        .run(vec![("reflection_questions".into(), req)])
+        .await;
     let text = generated_text(r.into_iter().next().unwrap_or_else(missing)).unwrap_or_else(|e| {
-        mind.fallback("reflection_questions", e.to_string(), "", "questions about the most important memories");
+        mind.fallback(
+            "reflection_questions",
+            e.to_string(),
+            "",
+            "questions about the most important memories",
+        );
         String::new()
     });
     let parsed = crate::memory::reflect::parse_questions(&text, config.questions).len();
@@ -91,12 +99,7 @@ pub async fn reflect(
         };
         let mut shown: Vec<(u64, String)> = scored
             .iter()
-            .filter_map(|s| {
-                Some((
-                    s.id,
-                    super::context::memory_line(&stream.get(s.id)?.text),
-                ))
-            })
+            .filter_map(|s| Some((s.id, super::context::memory_line(&stream.get(s.id)?.text))))
             .collect();
         shown.sort_by_key(|(id, _)| *id);
         let mut ir = insights_request(agent, q, shown, config);
@@ -124,7 +127,12 @@ pub async fn reflect(
             config.cite_all_when_missing,
         );
         if parsed.is_empty() {
-            mind.fallback("reflection_insights", "no insight parsed", &text, "no insight");
+            mind.fallback(
+                "reflection_insights",
+                "no insight parsed",
+                &text,
+                "no insight",
+            );
         }
         for ins in parsed {
             if !insights

@@ -136,9 +136,7 @@ impl AgentState {
     pub fn unmet_needs(&self) -> Vec<(Need, String)> {
         Need::ALL
             .iter()
-            .filter_map(|&n| {
-                crate::world::need_state_phrase(n, self.needs.get(n)).map(|p| (n, p))
-            })
+            .filter_map(|&n| crate::world::need_state_phrase(n, self.needs.get(n)).map(|p| (n, p)))
             .collect()
     }
 

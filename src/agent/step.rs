@@ -151,10 +151,7 @@ pub async fn step(
             });
             out.memories.push(PendingMemory {
                 kind: MemoryKind::Plan,
-                text: format!(
-                    "{} changed the plan: {}",
-                    spec.name, change.suggestion
-                ),
+                text: format!("{} changed the plan: {}", spec.name, change.suggestion),
             });
         }
     }
@@ -163,7 +160,11 @@ pub async fn step(
 
     // An activity continued from the last step keeps its judgement (place, needs it
     // satisfies, emoji); a new one is judged by the model.
-    let eval = match state.judged.as_ref().filter(|j| j.activity == state.activity) {
+    let eval = match state
+        .judged
+        .as_ref()
+        .filter(|j| j.activity == state.activity)
+    {
         Some(j) => Evaluation {
             emotion: None,
             satisfied: j.satisfied.clone(),

@@ -135,7 +135,16 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
     }
     println!(
         "{:<22} {:>6} {:>6} {:>9} {:>10} {:>12} {:>11} {:>12} {:>8} {:>7}",
-        "world", "agents", "steps", "seconds", "s/step", "s/agent-step", "calls/a-s", "prompt tok/a-s", "reused", "batch"
+        "world",
+        "agents",
+        "steps",
+        "seconds",
+        "s/step",
+        "s/agent-step",
+        "calls/a-s",
+        "prompt tok/a-s",
+        "reused",
+        "batch"
     );
     for r in &rows {
         println!(

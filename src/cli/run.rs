@@ -76,7 +76,10 @@ pub fn run(a: RunArgs) -> Result<()> {
     let conditions = a
         .conditions
         .iter()
-        .map(|c| c.parse::<Condition>().map_err(|e| anyhow::anyhow!("--condition {c}: {e}")))
+        .map(|c| {
+            c.parse::<Condition>()
+                .map_err(|e| anyhow::anyhow!("--condition {c}: {e}"))
+        })
         .collect::<Result<Vec<_>>>()?;
     let days = a.days.unwrap_or(world.days);
     if days == 0 {
@@ -84,7 +87,10 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let all_steps = u64::from(days) * u64::from(world.steps_per_day());
     let steps = a.steps.unwrap_or(all_steps).min(all_steps);
-    let out = a.out.clone().unwrap_or_else(|| default_out(&a.world, a.seed));
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&a.world, a.seed));
     if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some()) {
         bail!(
             "{} already exists and is not empty: choose another --out, or `humanoid resume {}` to continue it",
@@ -100,7 +106,11 @@ pub fn run(a: RunArgs) -> Result<()> {
         world_file: a.world.display().to_string(),
         world_source: world.source.clone(),
         model: ModelInfo {
-            spec: a.model.model.clone().unwrap_or_else(|| resolved.name.clone()),
+            spec: a
+                .model
+                .model
+                .clone()
+                .unwrap_or_else(|| resolved.name.clone()),
             path: resolved.path.display().to_string(),
             sha256,
         },
@@ -208,10 +218,19 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
     let stats = rt.engine.borrow().stats().clone();
     let start = (stats.prompt_tokens + stats.generated_tokens, Instant::now());
     let started = Instant::now();
-    let mut step_log = std::env::var_os("HUMANOID_STEP_LOG").and_then(|p| std::fs::File::create(p).ok());
+    let mut step_log =
+        std::env::var_os("HUMANOID_STEP_LOG").and_then(|p| std::fs::File::create(p).ok());
     while !run.finished() {
         let p = run.step(rt, &mut |e| {
-            if let (Some(f), humanoid::llm::Event::Step { seqs, tokens, elapsed }) = (&mut step_log, e) {
+            if let (
+                Some(f),
+                humanoid::llm::Event::Step {
+                    seqs,
+                    tokens,
+                    elapsed,
+                },
+            ) = (&mut step_log, e)
+            {
                 use std::io::Write;
                 let _ = writeln!(f, "{seqs} {tokens} {}", elapsed.as_secs_f64());
             }

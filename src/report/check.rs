@@ -42,11 +42,17 @@ pub fn plan_problems(text: &str) -> Vec<String> {
         match clock::parse_plan_line(line) {
             Some((t, _)) => {
                 if last.is_some_and(|l| t <= l) {
-                    out.push(format!("line {}: time not after the previous line: {line:?}", i + 1));
+                    out.push(format!(
+                        "line {}: time not after the previous line: {line:?}",
+                        i + 1
+                    ));
                 }
                 last = Some(t);
             }
-            None => out.push(format!("line {}: not `hh:mm am/pm: activity`: {line:?}", i + 1)),
+            None => out.push(format!(
+                "line {}: not `hh:mm am/pm: activity`: {line:?}",
+                i + 1
+            )),
         }
     }
     out
@@ -70,10 +76,16 @@ pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usiz
             p.push(format!("name: {:?} is not an agent of the world", a.name));
         }
         if a.activity.trim().is_empty() || a.activity.contains('\n') {
-            p.push(format!("activity: {:?} is not one non-empty line", a.activity));
+            p.push(format!(
+                "activity: {:?} is not one non-empty line",
+                a.activity
+            ));
         }
         if !is_emoji_text(&a.activity_emoji, Some(2)) {
-            p.push(format!("activity_emoji: {:?} is not two emoji", a.activity_emoji));
+            p.push(format!(
+                "activity_emoji: {:?} is not two emoji",
+                a.activity_emoji
+            ));
         }
         for (field, text) in [
             ("most_recent_15m_plan", &a.most_recent_15m_plan),
@@ -82,27 +94,46 @@ pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usiz
             if text.trim().is_empty() {
                 p.push(format!("{field}: empty"));
             }
-            p.extend(plan_problems(text).into_iter().map(|e| format!("{field}: {e}")));
+            p.extend(
+                plan_problems(text)
+                    .into_iter()
+                    .map(|e| format!("{field}: {e}")),
+            );
         }
         if let Some(s) = &a.most_recent_suggested_change {
             if s.trim().is_empty() || s.contains('\n') {
-                p.push(format!("most_recent_suggested_change: {s:?} is not one line"));
+                p.push(format!(
+                    "most_recent_suggested_change: {s:?} is not one line"
+                ));
             }
         }
         if !world.locations.is_leaf(&a.location) {
-            p.push(format!("location: {:?} is not a place of the world", a.location));
+            p.push(format!(
+                "location: {:?} is not a place of the world",
+                a.location
+            ));
         }
         if a.emotion.parse::<Emotion>().is_err() {
-            p.push(format!("emotion: {:?} is not one of the emotions", a.emotion));
+            p.push(format!(
+                "emotion: {:?} is not one of the emotions",
+                a.emotion
+            ));
         }
         for need in Need::ALL {
             if a.basic_needs.get(need) > 10 {
-                p.push(format!("basic_needs.{}: {} is over 10", need.as_str(), a.basic_needs.get(need)));
+                p.push(format!(
+                    "basic_needs.{}: {} is over 10",
+                    need.as_str(),
+                    a.basic_needs.get(need)
+                ));
             }
         }
         for (other, r) in &a.social_relationships {
             if r.closeness > 30 {
-                p.push(format!("social_relationships.{other}.closeness: {} is over 30", r.closeness));
+                p.push(format!(
+                    "social_relationships.{other}.closeness: {} is over 30",
+                    r.closeness
+                ));
             }
         }
         if p.is_empty() {
@@ -114,7 +145,10 @@ pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usiz
         for c in convs {
             for t in c {
                 if world.agent_index(&t.name).is_none() || t.text.trim().is_empty() {
-                    problems.push(format!("{file}: conversations.{place}: bad turn {:?}", t.name));
+                    problems.push(format!(
+                        "{file}: conversations.{place}: bad turn {:?}",
+                        t.name
+                    ));
                 }
             }
         }
@@ -155,7 +189,9 @@ pub fn check_run(dir: &Path, world: &World) -> std::io::Result<CheckReport> {
             }
             Err(e) => {
                 report.agent_states += world.agents.len();
-                report.problems.push(format!("{name}: not a state file: {e}"));
+                report
+                    .problems
+                    .push(format!("{name}: not a state file: {e}"));
             }
         }
     }

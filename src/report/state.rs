@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::AgentState;
 use crate::agent::state::plan_text;
+use crate::agent::AgentState;
 use crate::world::{Needs, Relationship};
 
 /// One agent in a state file.

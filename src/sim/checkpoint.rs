@@ -24,7 +24,12 @@ pub struct Checkpoint {
 }
 
 /// Writes a checkpoint to `path` atomically.
-pub fn write(path: &Path, state: &SimState, memories: &[MemoryStream], events_len: u64) -> Result<()> {
+pub fn write(
+    path: &Path,
+    state: &SimState,
+    memories: &[MemoryStream],
+    events_len: u64,
+) -> Result<()> {
     let mut buf = Vec::with_capacity(1 << 20);
     buf.extend_from_slice(MAGIC);
     let json = serde_json::to_vec(state).map_err(|e| SimError::Invalid(e.to_string()))?;
@@ -121,10 +126,7 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
     if count != state.agents.len() {
         return Err(SimError::Corrupt {
             path: path.to_path_buf(),
-            reason: format!(
-                "{count} memory streams for {} agents",
-                state.agents.len()
-            ),
+            reason: format!("{count} memory streams for {} agents", state.agents.len()),
         });
     }
     let mut memories = Vec::with_capacity(count);

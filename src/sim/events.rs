@@ -104,10 +104,11 @@ impl EventLog {
     /// Appends events (buffered until [`EventLog::flush`]).
     pub fn append(&mut self, events: &[LogEvent]) -> Result<()> {
         for e in events {
-            let mut line = serde_json::to_vec(e).map_err(|err| super::error::SimError::Corrupt {
-                path: self.path.clone(),
-                reason: err.to_string(),
-            })?;
+            let mut line =
+                serde_json::to_vec(e).map_err(|err| super::error::SimError::Corrupt {
+                    path: self.path.clone(),
+                    reason: err.to_string(),
+                })?;
             line.push(b'\n');
             self.out.write_all(&line).map_err(io_err(&self.path))?;
             self.len += line.len() as u64;

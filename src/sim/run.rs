@@ -59,7 +59,10 @@ impl RunConfig {
     fn parsed_conditions(&self) -> Result<Vec<Condition>> {
         self.conditions
             .iter()
-            .map(|c| c.parse::<Condition>().map_err(|e| SimError::Invalid(format!("condition {c:?}: {e}"))))
+            .map(|c| {
+                c.parse::<Condition>()
+                    .map_err(|e| SimError::Invalid(format!("condition {c:?}: {e}")))
+            })
             .collect()
     }
 }

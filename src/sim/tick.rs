@@ -331,7 +331,10 @@ impl Sim {
         let mut pairs = Vec::new();
         for i in 0..n {
             for j in i + 1..n {
-                if busy[i] || busy[j] || self.state.agents[i].location != self.state.agents[j].location {
+                if busy[i]
+                    || busy[j]
+                    || self.state.agents[i].location != self.state.agents[j].location
+                {
                     continue;
                 }
                 let recent = self
@@ -448,10 +451,7 @@ impl Sim {
         for (i, mems) in pending.iter().enumerate() {
             let port = Port::new(key_of(&[seed, s, i as u64, 4]));
             let p = port.clone();
-            let texts: Vec<String> = mems
-                .iter()
-                .map(|m| context::memory_line(&m.text))
-                .collect();
+            let texts: Vec<String> = mems.iter().map(|m| context::memory_line(&m.text)).collect();
             tasks.push((
                 port,
                 Box::pin(async move {
@@ -597,8 +597,9 @@ struct Logger {
 
 impl Logger {
     fn push(&mut self, agent: Option<&str>, body: &impl Serialize) {
-        self.events
-            .push(LogEvent::new(self.step, &self.date, &self.time, agent, body));
+        self.events.push(LogEvent::new(
+            self.step, &self.date, &self.time, agent, body,
+        ));
     }
 
     fn calls(&mut self, agent: &str, calls: &[CallRecord]) {
