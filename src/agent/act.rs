@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn staying_wins_when_nearly_as_likely() {
-        assert_eq!(prefer_stay(&[0.4, 0.6], 1, Some(0)), 0);
+        assert_eq!(prefer_stay(&[0.5, 0.6], 1, Some(0)), 0);
         assert_eq!(prefer_stay(&[0.2, 0.8], 1, Some(0)), 1);
         assert_eq!(prefer_stay(&[0.2, 0.8], 1, None), 1);
     }

@@ -22,6 +22,11 @@ pub trait TokenConstraint: Send {
     fn mask(&mut self, generated: &[u32], logits: &mut [f32]);
     /// Whether `generated` is a complete output (generation stops there).
     fn is_complete(&mut self, generated: &[u32]) -> bool;
+    /// Tokens that must follow `generated` whatever the model prefers; the engine feeds them
+    /// in one step instead of sampling them one by one ("jump-forward"). Default: none.
+    fn forced(&mut self, _generated: &[u32]) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// Free-text generation.

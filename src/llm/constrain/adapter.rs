@@ -179,4 +179,32 @@ impl<M: CharMachine> TokenConstraint for Constrained<M> {
         self.sync(generated);
         self.cursor.as_ref().is_some_and(Cursor::done)
     }
+
+    fn forced(&mut self, generated: &[u32]) -> Vec<u32> {
+        self.sync(generated);
+        let Some(cur) = &self.cursor else {
+            return Vec::new();
+        };
+        if !cur.partial.is_empty() || cur.done() {
+            return Vec::new();
+        }
+        let Some(text) = cur.machine.forced().filter(|t| !t.is_empty()) else {
+            return Vec::new();
+        };
+        // Only text the machine accepts, spelled with tokens the mask would allow.
+        if !cur.machine.accepts(&text) {
+            return Vec::new();
+        }
+        let Some(ids) = self.table.tokenize_greedy(&text) else {
+            return Vec::new();
+        };
+        let mut c = cur.clone();
+        for &id in &ids {
+            match c.advance(&self.table, id) {
+                Some(next) => c = next,
+                None => return Vec::new(),
+            }
+        }
+        ids
+    }
 }

@@ -72,6 +72,13 @@ pub trait CharMachine: Clone + Send + 'static {
     fn text_run(&self) -> Option<TextRun> {
         None
     }
+
+    /// Text that must come next whatever the model prefers (e.g. the fixed time that starts
+    /// a plan line), so the engine can feed it without sampling it token by token. `None`
+    /// (the default) when the next character is not determined.
+    fn forced(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A run of free text: `chars` characters written of at most `max_chars`; every character

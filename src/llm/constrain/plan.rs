@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use super::time::{candidates, parse_time, quarter_of, quarters_between, TIME_LEN};
+use super::time::{
+    candidates, format_time, parse_time, quarter_of, quarters_between, TIME_LEN,
+};
 use super::{extend_text, newline, CharMachine, TextRun};
 
 /// Which times the lines of a plan carry (minutes after midnight).
@@ -252,6 +254,20 @@ impl CharMachine for PlanMachine {
                 chars,
                 max_chars: self.max_chars,
             }),
+            _ => None,
+        }
+    }
+
+    fn forced(&self) -> Option<String> {
+        let Spec::Fixed(q) = &*self.spec else {
+            return None;
+        };
+        match self.st.phase {
+            Phase::Start => {
+                let quarter = *q.get(self.st.lines)?;
+                Some(format!("{}: ", format_time(u32::from(quarter) * 15)))
+            }
+            Phase::Colon => Some(" ".to_string()),
             _ => None,
         }
     }

@@ -31,6 +31,10 @@ pub struct TokenTable {
     info: Vec<TextInfo>,
     bytes: Vec<u8>,
     stop_ids: Vec<u32>,
+    /// Text tokens by their text (the lowest id for a text), for tokenizing forced text.
+    by_text: HashMap<String, u32>,
+    /// Longest text token, in bytes.
+    longest: usize,
 }
 
 impl TokenTable {
@@ -58,6 +62,8 @@ impl TokenTable {
             info: Vec::new(),
             bytes: Vec::new(),
             stop_ids: stop_ids.to_vec(),
+            by_text: HashMap::new(),
+            longest: 0,
         };
         let mut first_index: HashMap<char, u32> = HashMap::new();
         for (id, (bytes, special)) in tokens.into_iter().enumerate() {
@@ -70,6 +76,8 @@ impl TokenTable {
                     Ok(s) => {
                         let start = table.text.len() as u32;
                         table.text.push_str(s);
+                        table.by_text.entry(s.to_string()).or_insert(id as u32);
+                        table.longest = table.longest.max(s.len());
                         let c = s.chars().next().unwrap_or_default();
                         let first = *first_index.entry(c).or_insert_with(|| {
                             table.first_chars.push(c);
@@ -99,6 +107,30 @@ impl TokenTable {
             table.info.push(info);
         }
         Arc::new(table)
+    }
+
+    /// Token ids spelling `text`, longest match first (not necessarily the tokenizer's own
+    /// split, but the same text); `None` if some part has no text token.
+    pub fn tokenize_greedy(&self, text: &str) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut end = rest.len().min(self.longest);
+            loop {
+                if end == 0 {
+                    return None;
+                }
+                if rest.is_char_boundary(end) {
+                    if let Some(&id) = self.by_text.get(&rest[..end]) {
+                        out.push(id);
+                        rest = &rest[end..];
+                        break;
+                    }
+                }
+                end -= 1;
+            }
+        }
+        Some(out)
     }
 
     /// Number of tokens.

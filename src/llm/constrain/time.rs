@@ -67,7 +67,6 @@ pub(crate) fn quarter_of(minutes: u32) -> u8 {
 }
 
 /// A time as a 12-hour clock: `0` → `"12:00 am"`, `750` → `"12:30 pm"` (wrapping days).
-#[cfg(test)]
 pub(crate) fn format_time(minutes: u32) -> String {
     let m = minutes % 1440;
     let h24 = m / 60;

@@ -111,6 +111,17 @@ impl Engine {
                     }
                     None => {
                         seq.pending.push(token);
+                        // Jump forward over text the constraint forces (fed in one step).
+                        if let Some(c) = &g.constraint {
+                            let forced = c
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .forced(generated);
+                            if !forced.is_empty() && generated.len() + forced.len() < max_new {
+                                generated.extend_from_slice(&forced);
+                                seq.pending.extend_from_slice(&forced);
+                            }
+                        }
                         false
                     }
                 }

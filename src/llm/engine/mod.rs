@@ -553,14 +553,27 @@ impl Engine {
             Request::Choose(_) => 1,
         };
         let cache = self.cache_from(prefix, prompt.len() + extra);
-        let pending = prompt[hit..].to_vec();
+        let mut pending = prompt[hit..].to_vec();
         let role = match r {
-            Request::Generate(g) => Role::Generate {
-                req: index,
-                sampler: Box::new(Sampler::new(g.sampling.clone(), g.seed)),
-                generated: Vec::new(),
-                text_len: 0,
-            },
+            Request::Generate(g) => {
+                // Text the constraint forces at the start is fed with the prompt.
+                let forced = match &g.constraint {
+                    Some(c) => c.lock().unwrap_or_else(|p| p.into_inner()).forced(&[]),
+                    None => Vec::new(),
+                };
+                let forced = if forced.len() < g.max_tokens {
+                    forced
+                } else {
+                    Vec::new()
+                };
+                pending.extend_from_slice(&forced);
+                Role::Generate {
+                    req: index,
+                    sampler: Box::new(Sampler::new(g.sampling.clone(), g.seed)),
+                    generated: forced,
+                    text_len: 0,
+                }
+            }
             Request::Choose(_) => Role::ChoosePrompt { req: index },
         };
         Seq {
