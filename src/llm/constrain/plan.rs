@@ -262,12 +262,13 @@ impl CharMachine for PlanMachine {
         let Spec::Fixed(q) = &*self.spec else {
             return None;
         };
+        // The space after the colon is left to the model: BPE vocabularies spell it as part
+        // of the next word (" Wake"), and a lone forced space throws a small model off.
         match self.st.phase {
             Phase::Start => {
                 let quarter = *q.get(self.st.lines)?;
-                Some(format!("{}: ", format_time(u32::from(quarter) * 15)))
+                Some(format!("{}:", format_time(u32::from(quarter) * 15)))
             }
-            Phase::Colon => Some(" ".to_string()),
             _ => None,
         }
     }
