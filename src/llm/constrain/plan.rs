@@ -192,6 +192,9 @@ impl PlanMachine {
                     ..st
                 }));
             }
+            // An activity starts with a letter (any script): a small model otherwise runs on
+            // with more times ("10:00 am: 11:00 am: ...") or list numbers.
+            Phase::Activity { chars: 0 } if !c.is_alphabetic() => return None,
             Phase::Activity { chars } => Phase::Activity {
                 chars: extend_text(chars, self.max_chars, c.encode_utf8(&mut [0; 4]))?,
             },
@@ -230,6 +233,9 @@ impl CharMachine for PlanMachine {
             if let Phase::Activity { chars } = st.phase {
                 // The activity text up to the next '\n' in one pass.
                 let (text, after) = rest.split_at(newline(rest));
+                if chars == 0 && text.chars().next().is_some_and(|c| !c.is_alphabetic()) {
+                    return false;
+                }
                 match extend_text(chars, self.max_chars, text) {
                     Some(chars) => st.phase = Phase::Activity { chars },
                     None => return false,
@@ -250,7 +256,8 @@ impl CharMachine for PlanMachine {
 
     fn text_run(&self) -> Option<TextRun> {
         match self.st.phase {
-            Phase::Activity { chars } => Some(TextRun {
+            // The first character has its own rule (a letter): checked character by character.
+            Phase::Activity { chars } if chars > 0 => Some(TextRun {
                 chars,
                 max_chars: self.max_chars,
             }),
@@ -275,9 +282,10 @@ impl CharMachine for PlanMachine {
 
     fn accepts_any(&self, lo: char, _hi: char) -> bool {
         // Times are ASCII; every range a partial multi-byte character spans holds printable,
-        // non-space characters.
+        // non-space characters. The first character of an activity (a letter) must come
+        // whole within a token, since a partial one might complete to a non-letter.
         !lo.is_ascii()
-            && matches!(self.st.phase, Phase::Activity { chars } if chars < self.max_chars)
+            && matches!(self.st.phase, Phase::Activity { chars } if chars > 0 && chars < self.max_chars)
     }
 }
 

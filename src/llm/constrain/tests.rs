@@ -111,12 +111,13 @@ fn plan_machine_fixed_times() {
         "06:00 am:wake\n",
         "06:00 am: wake\tup\n",
         "06:00 am: wake up early!\n",
+        "06:00 am: 10:00 am: wake\n",
         "\n",
         " 06:00 am",
     ] {
         assert!(!accepted(&m, bad), "{bad:?}");
     }
-    let full = run(&m, "06:00 am: 123456789012").unwrap();
+    let full = run(&m, "06:00 am: a23456789012").unwrap();
     assert!(full.feed('x').is_none() && full.feed('\n').is_some());
     assert!(!full.accepts_any('\u{80}', '\u{FF}'));
     let mid = run(&m, "06:00 am: é").unwrap();
