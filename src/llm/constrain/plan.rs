@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use super::time::{
-    candidates, format_time, parse_time, quarter_of, quarters_between, TIME_LEN,
-};
+use super::time::{candidates, format_time, parse_time, quarter_of, quarters_between, TIME_LEN};
 use super::{extend_text, newline, CharMachine, TextRun};
 
 /// Which times the lines of a plan carry (minutes after midnight).
