@@ -1,17 +1,14 @@
 //! `humanoid bench sim`: wall time of simulation steps as the number of agents grows
 //! (generated towns of 2, 4, 8, 16 agents), or of a given world.
 
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
-use humanoid::llm::constrain::TokenTable;
-use humanoid::memory::TextEmbedder;
 use humanoid::model_store::sha256_file;
-use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime};
+use humanoid::sim::{ModelInfo, Run, RunConfig, RuntimeParts};
 use humanoid::world::World;
 use serde::Serialize;
 
@@ -59,14 +56,8 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
     let sha256 = sha256_file(&resolved.path)?;
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
     let embed_dir = embedder.dir().display().to_string();
-    let engine = RefCell::new(engine);
-    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
-    let table = TokenTable::new(engine.borrow().tokenizer());
-    let rt = Runtime {
-        engine: &engine,
-        embedder: &embedder,
-        table: &table,
-    };
+    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let rt = parts.runtime();
     let worlds: Vec<(String, World)> = match &a.world {
         Some(p) => vec![(p.display().to_string(), World::load(p)?)],
         None => a
@@ -99,7 +90,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             steps,
             conditions: Vec::new(),
         };
-        let before = engine.borrow().stats().clone();
+        let before = parts.engine.borrow().stats().clone();
         let t0 = Instant::now();
         let mut run = Run::create(&tmp.join("run"), config, &rt, &mut |_| {})?;
         while !run.finished() {
@@ -108,7 +99,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
         }
         eprintln!();
         let secs = t0.elapsed().as_secs_f64();
-        let after = engine.borrow().stats().clone();
+        let after = parts.engine.borrow().stats().clone();
         let c = &run.sim.state.counters;
         let agent_steps = c.agent_steps.max(1) as f64;
         let prompt = (after.prompt_tokens - before.prompt_tokens) as f64;

@@ -7,12 +7,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
-use humanoid::llm::constrain::TokenTable;
 use humanoid::llm::Engine;
-use humanoid::memory::TextEmbedder;
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
-use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime};
+use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -134,14 +132,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         a.seed,
         out.display()
     );
-    let engine = RefCell::new(engine);
-    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
-    let table = TokenTable::new(engine.borrow().tokenizer());
-    let rt = Runtime {
-        engine: &engine,
-        embedder: &embedder,
-        table: &table,
-    };
+    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let rt = parts.runtime();
     let run = Run::create(&out, config, &rt, &mut |_| {})?;
     drive(run, &rt)
 }
@@ -185,14 +177,8 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         run.sim.state.step,
         run.sim.state.end_step
     );
-    let engine = RefCell::new(engine);
-    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
-    let table = TokenTable::new(engine.borrow().tokenizer());
-    let rt = Runtime {
-        engine: &engine,
-        embedder: &embedder,
-        table: &table,
-    };
+    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let rt = parts.runtime();
     drive(run, &rt)
 }
 

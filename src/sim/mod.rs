@@ -9,9 +9,10 @@ pub mod batch;
 pub mod checkpoint;
 pub mod error;
 pub mod events;
+mod log;
 pub mod run;
 pub mod tick;
 
 pub use error::SimError;
 pub use run::{ModelInfo, Progress, Run, RunConfig};
-pub use tick::{Counters, Runtime, Sim, SimState};
+pub use tick::{Counters, Runtime, RuntimeParts, Sim, SimState};

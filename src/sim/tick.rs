@@ -21,25 +21,11 @@ use crate::world::{clock, World};
 
 use super::batch::{drive, key_of, CallRecord, Port, Task};
 use super::events::LogEvent;
+pub use super::log::Counters;
+use super::log::Logger;
 
 /// How many of an agent's latest memories a new observation is compared with.
 const RECENT_DEDUP: usize = 12;
-
-/// Counters over a run, kept in the checkpoint.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counters {
-    pub model_calls: u64,
-    pub generate_calls: u64,
-    pub choose_calls: u64,
-    pub prompt_tokens: u64,
-    pub generated_tokens: u64,
-    pub max_prompt_tokens: u64,
-    pub failed_calls: u64,
-    pub fallbacks: u64,
-    pub agent_steps: u64,
-    pub conversations: u64,
-    pub reflections: u64,
-}
 
 /// Everything that changes during a run (the world itself does not).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -60,6 +46,35 @@ pub struct Runtime<'a> {
     pub engine: &'a RefCell<Engine>,
     pub embedder: &'a RefCell<Box<dyn TextEmbedder>>,
     pub table: &'a Arc<TokenTable>,
+}
+
+/// The runtime objects a [`Runtime`] borrows: the engine, the embedder and the engine's
+/// token table for constraints.
+pub struct RuntimeParts {
+    pub engine: RefCell<Engine>,
+    pub embedder: RefCell<Box<dyn TextEmbedder>>,
+    pub table: Arc<TokenTable>,
+}
+
+impl RuntimeParts {
+    /// Wraps a loaded engine and embedder.
+    pub fn new(engine: Engine, embedder: Box<dyn TextEmbedder>) -> Self {
+        let table = TokenTable::new(engine.tokenizer());
+        Self {
+            engine: RefCell::new(engine),
+            embedder: RefCell::new(embedder),
+            table,
+        }
+    }
+
+    /// The borrowed view a tick takes.
+    pub fn runtime(&self) -> Runtime<'_> {
+        Runtime {
+            engine: &self.engine,
+            embedder: &self.embedder,
+            table: &self.table,
+        }
+    }
 }
 
 /// Where step `step` falls: (day index, minutes after midnight).
@@ -584,57 +599,4 @@ impl Sim {
 
 fn enjoy_word(enjoyed: bool) -> String {
     if enjoyed { "enjoyed" } else { "did not enjoy" }.to_string()
-}
-
-/// Collects a tick's events and keeps the counters.
-struct Logger {
-    step: u64,
-    date: String,
-    time: String,
-    events: Vec<LogEvent>,
-    counters: Counters,
-}
-
-impl Logger {
-    fn push(&mut self, agent: Option<&str>, body: &impl Serialize) {
-        self.events.push(LogEvent::new(
-            self.step, &self.date, &self.time, agent, body,
-        ));
-    }
-
-    fn calls(&mut self, agent: &str, calls: &[CallRecord]) {
-        for c in calls {
-            let k = &mut self.counters;
-            k.model_calls += 1;
-            if c.kind == "generate" {
-                k.generate_calls += 1;
-            } else {
-                k.choose_calls += 1;
-            }
-            k.prompt_tokens += c.prompt_tokens as u64;
-            k.generated_tokens += c.generated_tokens as u64;
-            k.max_prompt_tokens = k.max_prompt_tokens.max(c.prompt_tokens as u64);
-            if c.error.is_some() {
-                k.failed_calls += 1;
-            }
-            let mut body = serde_json::to_value(c).unwrap_or_default();
-            if let Some(m) = body.as_object_mut() {
-                m.insert("type".into(), "model_call".into());
-            }
-            self.push(Some(agent), &body);
-        }
-    }
-
-    fn fallbacks(&mut self, fallbacks: &[Fallback]) {
-        for f in fallbacks {
-            self.counters.fallbacks += 1;
-            let mut body = serde_json::to_value(f).unwrap_or_default();
-            if let Some(m) = body.as_object_mut() {
-                m.remove("agent");
-                m.insert("type".into(), "fallback".into());
-            }
-            let agent = f.agent.clone();
-            self.push(Some(&agent), &body);
-        }
-    }
 }
