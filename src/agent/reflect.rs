@@ -5,8 +5,8 @@ use std::cell::RefCell;
 
 use crate::memory::importance::{importance_from_result, importance_or, importance_requests};
 use crate::memory::reflect::{
-    generated_text, insights_request, parse_insights, questions_or_fallback, questions_request,
-    store_insights,
+    add_new_insights, generated_text, insights_request, parse_insights, questions_or_fallback,
+    questions_request, store_insights,
 };
 use crate::memory::{
     GameTime, Importance, Insight, MemoryNode, MemoryStream, ReflectionConfig, TextEmbedder,
@@ -134,14 +134,7 @@ pub async fn reflect(
                 "no insight",
             );
         }
-        for ins in parsed {
-            if !insights
-                .iter()
-                .any(|x| x.text.eq_ignore_ascii_case(&ins.text))
-            {
-                insights.push(ins);
-            }
-        }
+        add_new_insights(&mut insights, parsed);
     }
     let insight_texts: Vec<&str> = insights.iter().map(|i| i.text.as_str()).collect();
     let fallback = Importance::from(config.fallback_importance);

@@ -211,6 +211,18 @@ pub fn insights_request(
     }
 }
 
+/// Appends the insights of `parsed` whose text (ignoring case) is not in `insights` yet.
+pub fn add_new_insights(insights: &mut Vec<Insight>, parsed: Vec<Insight>) {
+    for ins in parsed {
+        if !insights
+            .iter()
+            .any(|x| x.text.eq_ignore_ascii_case(&ins.text))
+        {
+            insights.push(ins);
+        }
+    }
+}
+
 /// Stores `insights` as reflection memories created at `now`, with their embeddings (one
 /// per insight) and importances (missing ones get the lowest); evidence ids not in the
 /// stream are dropped. Returns the new ids.
@@ -347,14 +359,7 @@ pub fn reflect(
         if parsed.is_empty() {
             tracing::warn!(question = %req.question, output = %text, "reflection: no insight parsed");
         }
-        for ins in parsed {
-            if !insights
-                .iter()
-                .any(|x| x.text.eq_ignore_ascii_case(&ins.text))
-            {
-                insights.push(ins);
-            }
-        }
+        add_new_insights(&mut insights, parsed);
     }
 
     // 3. Importance of the insights, then storage.
