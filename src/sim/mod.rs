@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 mod log;
 pub mod run;
+pub mod runtime;
 pub mod tick;
 
 pub use error::SimError;

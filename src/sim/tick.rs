@@ -2,9 +2,7 @@
 //! at the same place, conversations (batched), importance of the new memories (batched),
 //! reflections (batched), then the state file. Results are applied in agent order.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +10,9 @@ use crate::agent::converse::{converse, Conversation, Speaker};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
-use crate::llm::constrain::TokenTable;
-use crate::llm::{Engine, Event};
+use crate::llm::Event;
 use crate::memory::importance::{importance_from_result, importance_or, importance_requests};
-use crate::memory::{GameTime, Importance, MemoryKind, MemoryStream, NewMemory, TextEmbedder};
+use crate::memory::{GameTime, Importance, MemoryKind, MemoryStream, NewMemory};
 use crate::report::state::{place_key, AgentSnapshot, StateFile, TurnSnapshot};
 use crate::world::{clock, World};
 
@@ -23,6 +20,7 @@ use super::batch::{drive, key_of, CallRecord, Port, Task};
 use super::events::LogEvent;
 pub use super::log::Counters;
 use super::log::Logger;
+pub use super::runtime::{Runtime, RuntimeParts};
 
 /// How many of an agent's latest memories a new observation is compared with.
 const RECENT_DEDUP: usize = 12;
@@ -39,42 +37,6 @@ pub struct SimState {
     /// When each pair of agents (by index) last finished a conversation (game minutes).
     pub last_talk: Vec<(usize, usize, u64)>,
     pub counters: Counters,
-}
-
-/// Shared, borrowed runtime objects for a tick.
-pub struct Runtime<'a> {
-    pub engine: &'a RefCell<Engine>,
-    pub embedder: &'a RefCell<Box<dyn TextEmbedder>>,
-    pub table: &'a Arc<TokenTable>,
-}
-
-/// The runtime objects a [`Runtime`] borrows: the engine, the embedder and the engine's
-/// token table for constraints.
-pub struct RuntimeParts {
-    pub engine: RefCell<Engine>,
-    pub embedder: RefCell<Box<dyn TextEmbedder>>,
-    pub table: Arc<TokenTable>,
-}
-
-impl RuntimeParts {
-    /// Wraps a loaded engine and embedder.
-    pub fn new(engine: Engine, embedder: Box<dyn TextEmbedder>) -> Self {
-        let table = TokenTable::new(engine.tokenizer());
-        Self {
-            engine: RefCell::new(engine),
-            embedder: RefCell::new(embedder),
-            table,
-        }
-    }
-
-    /// The borrowed view a tick takes.
-    pub fn runtime(&self) -> Runtime<'_> {
-        Runtime {
-            engine: &self.engine,
-            embedder: &self.embedder,
-            table: &self.table,
-        }
-    }
 }
 
 /// Where step `step` falls: (day index, minutes after midnight).
