@@ -9,5 +9,6 @@ mod engine;
 mod memory;
 mod model_store;
 mod sim;
+mod tensor_backend;
 mod tokenizer;
 mod world;

@@ -33,6 +33,8 @@ pub enum LlmError {
     OverBudget { tokens: usize, budget: usize },
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    #[error("{0}")]
+    Device(String),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
 }

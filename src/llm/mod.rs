@@ -6,6 +6,7 @@
 //! [`prefix`] finds shared prompt prefixes, [`engine`] ties it together behind
 //! [`request`] types.
 
+pub mod backend;
 pub mod config;
 pub mod constrain;
 pub mod dequant;
@@ -20,8 +21,10 @@ pub mod request;
 pub mod sampler;
 pub mod scheduler;
 pub mod template;
+pub mod tensor;
 pub mod tokenizer;
 
+pub use backend::{Backend, DeviceChoice};
 pub use engine::{Engine, EngineOptions, EngineStats, Event};
 pub use error::LlmError;
 pub use request::{

@@ -69,15 +69,16 @@ pub struct Model {
     rope_local: Option<Rope>,
 }
 
-struct Rope {
+/// RoPE cosine and sine tables.
+pub(super) struct Rope {
     half: usize,
     /// `max_pos × half` cosines and sines.
-    cos: Vec<f32>,
-    sin: Vec<f32>,
+    pub(super) cos: Vec<f32>,
+    pub(super) sin: Vec<f32>,
 }
 
 impl Rope {
-    fn new(head_dim: usize, base: f32, max_pos: usize) -> Self {
+    pub(super) fn new(head_dim: usize, base: f32, max_pos: usize) -> Self {
         let half = head_dim / 2;
         let mut cos = Vec::with_capacity(max_pos * half);
         let mut sin = Vec::with_capacity(max_pos * half);
@@ -460,7 +461,7 @@ fn map_tensor<R: Send>(
 }
 
 /// Reads a tensor of `expect` elements as f32.
-fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
+pub(super) fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
     let chunks = map_tensor(g, name, 1, expect, |x| Ok(x.to_vec()))?;
     Ok(chunks.concat())
 }

@@ -16,11 +16,12 @@ use serde::Serialize;
 
 mod apply;
 
+use super::backend::{Backend, DeviceChoice};
 use super::config::Config;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kv::{SeqCache, SharedPrefix};
-use super::model::{LogitsFor, Model, SeqInput, WeightFormat};
+use super::model::{LogitsFor, SeqInput, WeightFormat};
 use super::prefix::{group_shared_prefixes, PrefixCache};
 use super::request::{
     Choice, ChooseRequest, GenerateRequest, Generation, Prompt, Request, Response,
@@ -37,6 +38,8 @@ pub struct EngineOptions {
     /// Longest prompt + generation allowed (capped by the model's own context).
     pub context_budget: usize,
     pub weight_format: WeightFormat,
+    /// Where the forward pass runs.
+    pub device: DeviceChoice,
     /// Tokens of recent prompt prefixes kept for reuse across calls (0 disables).
     pub prefix_cache_tokens: usize,
     /// Shortest common prefix worth sharing.
@@ -49,6 +52,7 @@ impl Default for EngineOptions {
             limits: SchedulerLimits::default(),
             context_budget: 4096,
             weight_format: WeightFormat::Q8,
+            device: DeviceChoice::Cpu,
             prefix_cache_tokens: 8192,
             min_shared_prefix: 16,
         }
@@ -84,7 +88,7 @@ pub enum Event<'a> {
 
 /// A loaded model with its tokenizer and chat template, ready to serve batches.
 pub struct Engine {
-    model: Model,
+    model: Backend,
     tokenizer: Tokenizer,
     template: ChatTemplate,
     opts: EngineOptions,
@@ -154,17 +158,18 @@ impl Engine {
         };
         let template = ChatTemplate::from_gguf(&g, &tokenizer)?
             .unwrap_or_else(|| ChatTemplate::fallback(&tokenizer));
-        let model = Model::load(&mut g, opts.weight_format, opts.context_budget)?;
+        let model = Backend::load(&mut g, opts.device, opts.weight_format, opts.context_budget)?;
         Ok(Self::new(model, tokenizer, template, opts))
     }
 
     /// An engine over already-loaded parts.
     pub fn new(
-        model: Model,
+        model: impl Into<Backend>,
         tokenizer: Tokenizer,
         template: ChatTemplate,
         opts: EngineOptions,
     ) -> Self {
+        let model = model.into();
         let budget = opts.context_budget.min(model.max_positions());
         let end_of_turn = ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
             .iter()
@@ -199,7 +204,7 @@ impl Engine {
     }
 
     /// The model itself.
-    pub fn model(&self) -> &Model {
+    pub fn model(&self) -> &Backend {
         &self.model
     }
 
@@ -448,9 +453,8 @@ impl Engine {
     }
 
     fn cache_from(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
-        let cfg = self.model.config();
         let cap = capacity.saturating_sub(prefix.len()).max(16);
-        SeqCache::with_prefix(prefix, cfg.n_layers, cfg.kv_dim(), cap)
+        self.model.cache_with_prefix(prefix, cap)
     }
 
     /// Tokenizes a request and checks it against the budget.
