@@ -2,30 +2,41 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Once;
+use std::sync::Mutex;
 
-/// The repository's `models/` folder.
+/// The models folder the binary uses (`HUMANOID_MODELS`, else the repository's `models/`).
 pub fn models_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
+    humanoid::model_store::models_dir()
 }
 
-static FETCH: Once = Once::new();
+/// Models already checked by this test process.
+static CHECKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Makes sure every model with a manifest is present (fetching with models/fetch.py if not).
+/// Makes sure the model `name` is present (fetching it with models/fetch.py if not).
+pub fn ensure_model(name: &str) {
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked.iter().any(|n| n == name) {
+        return;
+    }
+    let status = Command::new("python3")
+        .arg(models_dir().join("fetch.py"))
+        .arg(name)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "models/fetch.py {name} failed");
+    checked.push(name.to_string());
+}
+
+/// Makes sure every default model is present.
 pub fn ensure_models() {
-    FETCH.call_once(|| {
-        let status = Command::new("python3")
-            .arg(models_dir().join("fetch.py"))
-            .arg("--all")
-            .status()
-            .expect("python3 runs");
-        assert!(status.success(), "models/fetch.py --all failed");
-    });
+    for name in ["smollm2-135m", "gemma3-270m", "minilm-l6-v2"] {
+        ensure_model(name);
+    }
 }
 
 /// Path of a fetched model file, `models/<name>/<file>`.
 pub fn model_file(name: &str, file: &str) -> PathBuf {
-    ensure_models();
+    ensure_model(name);
     models_dir().join(name).join(file)
 }
 

@@ -194,6 +194,7 @@ pub fn run(a: BenchLlmArgs) -> Result<()> {
         "model": resolved.name,
         "file": resolved.path,
         "architecture": cfg.arch_name,
+        "device": engine.model().device_name(),
         "threads": rayon::current_num_threads(),
         "weights_mib": round(engine.model().weight_bytes() as f64 / 1048576.0),
         "load_s": round(load_s),

@@ -81,7 +81,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             },
             embed_model: embed_dir.clone(),
             seed: a.seed,
-            device: "cpu".into(),
+            device: a.model.device.to_string(),
             threads: rayon::current_num_threads(),
             max_num_seqs: a.model.max_num_seqs,
             max_batched_tokens: a.model.max_batched_tokens,

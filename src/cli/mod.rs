@@ -11,7 +11,7 @@ mod validate;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use humanoid::llm::{Engine, EngineOptions};
+use humanoid::llm::{DeviceChoice, Engine, EngineOptions};
 use humanoid::model_store::{self, ModelSpec, ResolvedModel};
 
 /// Offline simulator of LLM-driven humanoid agents, with a batched in-process GGUF engine.
@@ -66,6 +66,10 @@ pub struct ModelArgs {
     /// Worker threads for the CPU kernels (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Where the model runs: cpu (our kernels), cuda[:N] or metal[:N] (a GPU build), or
+    /// tensor-cpu (the GPU code path on the CPU, for comparison).
+    #[arg(long, default_value = "cpu")]
+    pub device: DeviceChoice,
     /// Most sequences in one forward step.
     #[arg(long, default_value_t = 64)]
     pub max_num_seqs: usize,
@@ -91,6 +95,7 @@ impl ModelArgs {
         opts.limits.max_num_seqs = self.max_num_seqs.max(1);
         opts.limits.max_batched_tokens = self.max_batched_tokens.max(1);
         opts.context_budget = self.context.max(2);
+        opts.device = self.device;
         let engine = Engine::load(&resolved.path, opts)
             .with_context(|| format!("loading model {}", resolved.path.display()))?;
         Ok((resolved, engine))

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
-use humanoid::llm::Engine;
+use humanoid::llm::{DeviceChoice, Engine};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
 use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
@@ -49,6 +49,10 @@ pub struct ResumeArgs {
     /// Worker threads for the CPU kernels (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run on another device than the run started on (the rest of the run will then differ
+    /// slightly from an uninterrupted one).
+    #[arg(long)]
+    pub device: Option<DeviceChoice>,
 }
 
 /// Arguments of `check`.
@@ -114,7 +118,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         },
         embed_model: embedder.dir().display().to_string(),
         seed: a.seed,
-        device: "cpu".into(),
+        device: a.model.device.to_string(),
         threads: rayon::current_num_threads(),
         max_num_seqs: a.model.max_num_seqs,
         max_batched_tokens: a.model.max_batched_tokens,
@@ -160,9 +164,20 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         eprintln!("{}: the run is already complete", a.dir.display());
         return report(&run, 0.0);
     }
+    let recorded: DeviceChoice = config
+        .device
+        .parse()
+        .with_context(|| format!("{}: field `device`", cfg_path.display()))?;
+    let device = a.device.unwrap_or(recorded);
+    if device != recorded {
+        eprintln!(
+            "resume: on {device} instead of the run's {recorded}: later steps will differ slightly from an uninterrupted run"
+        );
+    }
     let args = ModelArgs {
         model: Some(config.model.path.clone()),
         threads: a.threads,
+        device,
         max_num_seqs: config.max_num_seqs,
         max_batched_tokens: config.max_batched_tokens,
         context: config.context,
