@@ -10,4 +10,5 @@ pub mod memory;
 pub mod model_store;
 pub mod report;
 pub mod sim;
+pub mod viewer;
 pub mod world;

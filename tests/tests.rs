@@ -11,4 +11,5 @@ mod model_store;
 mod sim;
 mod tensor_backend;
 mod tokenizer;
+mod viewer;
 mod world;

@@ -8,6 +8,7 @@ mod inspect;
 mod models;
 mod run;
 mod validate;
+mod view;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -37,6 +38,10 @@ pub enum Command {
     Resume(run::ResumeArgs),
     /// Check that every field of a run's state files is well-formed.
     Check(run::CheckArgs),
+    /// Serve the run viewer (map replay and dashboard) for a run or a folder of runs.
+    Serve(view::ServeArgs),
+    /// Write the run viewer as one self-contained HTML file.
+    Report(view::ReportArgs),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -140,6 +145,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
         Command::Models(c) => models::run(c),
         Command::Validate(a) => validate::run(a),
+        Command::Serve(a) => view::serve(a),
+        Command::Report(a) => view::report(a),
         Command::Run(a) => run::run(a),
         Command::Resume(a) => run::resume(a),
         Command::Check(a) => run::check(a),

@@ -16,6 +16,13 @@ struct Node {
     children: Vec<usize>,
 }
 
+/// A place and the places inside it (for display).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LocationNode {
+    pub name: String,
+    pub children: Vec<LocationNode>,
+}
+
 /// Joins a path with `/`: `["Lin family's house", "Kitchen"]` → `"Lin family's house/Kitchen"`.
 pub fn display_path(path: &[String]) -> String {
     path.join("/")
@@ -110,6 +117,21 @@ impl LocationTree {
             );
         }
         current
+    }
+
+    /// The tree as nested nodes, top-level places first, in file order.
+    pub fn nested(&self) -> Vec<LocationNode> {
+        fn node(tree: &LocationTree, i: usize) -> LocationNode {
+            LocationNode {
+                name: tree.nodes[i].name.clone(),
+                children: tree.nodes[i]
+                    .children
+                    .iter()
+                    .map(|&c| node(tree, c))
+                    .collect(),
+            }
+        }
+        self.roots.iter().map(|&r| node(self, r)).collect()
     }
 
     /// Names of the top-level places, in file order.

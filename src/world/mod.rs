@@ -21,7 +21,7 @@ mod write;
 pub use condition::{Condition, ConditionError};
 pub use emotion::{closeness_phrase, Emotion, Relationship, CLOSENESS_DEFAULT, CLOSENESS_MAX};
 pub use error::{Problem, WorldError};
-pub use location::{display_path, parse_path, LocationTree};
+pub use location::{display_path, parse_path, LocationNode, LocationTree};
 pub use needs::{need_state_phrase, Need, Needs, NEED_MAX};
 
 use chrono::NaiveDate;
