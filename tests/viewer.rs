@@ -290,6 +290,7 @@ fn report_is_one_self_contained_file() {
     let json_start = page[start..].find('>').unwrap() + start + 1;
     let json_end = page[json_start..].find("</script>").unwrap() + json_start;
     let data: Value = serde_json::from_str(&page[json_start..json_end]).unwrap();
+    assert_eq!(data["runs"]["runs"].as_array().unwrap().len(), 5);
     assert_eq!(data["states"]["lin"]["states"].as_array().unwrap().len(), 3);
     assert_eq!(data["details"]["lin"]["world"]["name"], "Lin family");
     // No run here: a clear error, nothing written.

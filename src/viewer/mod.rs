@@ -20,8 +20,8 @@ pub const VIEWER_CSS: &str = include_str!("assets/viewer.css");
 /// The page with its style sheet and script inlined and `data` (JSON) embedded: one file
 /// that opens from disk with no network.
 pub fn self_contained_page(data: &serde_json::Value) -> String {
-    // "</" never appears inside the JSON text, so it cannot close the script element.
-    let data = data.to_string().replace("</", "<\\/");
+    // No "<" inside the JSON text (escaped as \u003c): nothing in it can end the script element.
+    let data = data.to_string().replace('<', "\\u003c");
     let css = VIEWER_CSS.replace("</style", "<\\/style");
     let js = VIEWER_JS.replace("</script", "<\\/script");
     INDEX_HTML
@@ -50,5 +50,5 @@ pub fn report_data(source: &RunSource) -> serde_json::Value {
             states.insert(r.id.clone(), json!(s));
         }
     }
-    json!({"runs": runs, "details": details, "states": states})
+    json!({"runs": {"runs": runs}, "details": details, "states": states})
 }

@@ -1,0 +1,268 @@
+//! The viewer in headless Chromium (Debian's `chromium`, installed by `.ci/run`): the served
+//! page of real runs and the self-contained report opened from disk, driven by real clicks,
+//! with every network request the page makes recorded.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use headless_chrome::browser::tab::RequestPausedDecision;
+use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+use headless_chrome::{Browser, LaunchOptions, Tab};
+
+use crate::viewer::{bin, runs};
+
+fn chromium() -> PathBuf {
+    let path = std::env::var_os("HUMANOID_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    assert!(
+        path.exists(),
+        "{} not found: install Chromium (apt-get install chromium) or set HUMANOID_CHROMIUM",
+        path.display()
+    );
+    path
+}
+
+fn browser() -> Browser {
+    let args: Vec<&std::ffi::OsStr> = [
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-first-run",
+    ]
+    .iter()
+    .map(std::ffi::OsStr::new)
+    .collect();
+    Browser::new(
+        LaunchOptions::default_builder()
+            .path(Some(chromium()))
+            .headless(true)
+            .sandbox(false)
+            .window_size(Some((1280, 900)))
+            .idle_browser_timeout(Duration::from_secs(300))
+            .args(args)
+            .build()
+            .unwrap(),
+    )
+    .expect("chromium starts")
+}
+
+/// A tab that records the URL of every request it makes.
+fn tab(browser: &Browser) -> (Arc<Tab>, Arc<Mutex<Vec<String>>>) {
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(Duration::from_secs(30));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tab.enable_request_interception(Arc::new(
+        move |_, _, ev: headless_chrome::protocol::cdp::Fetch::events::RequestPausedEvent| {
+            log.lock().unwrap().push(ev.params.request.url.clone());
+            RequestPausedDecision::Continue(None)
+        },
+    ))
+    .unwrap();
+    tab.enable_fetch(None, None).unwrap();
+    (tab, seen)
+}
+
+/// `humanoid serve` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Self {
+        let mut child = bin()
+            .args(["serve", "--port", "0"])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+fn eval(tab: &Tab, js: &str) -> serde_json::Value {
+    tab.evaluate(js, false)
+        .unwrap_or_else(|e| panic!("{js}: {e}"))
+        .value
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn text(tab: &Tab, selector: &str) -> String {
+    tab.wait_for_element(selector)
+        .unwrap_or_else(|e| panic!("{selector}: {e}"))
+        .get_inner_text()
+        .unwrap()
+}
+
+fn screenshot(tab: &Tab, name: &str) -> PathBuf {
+    let png = tab
+        .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
+        .unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "a real screenshot"
+    );
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, png).unwrap();
+    path
+}
+
+/// Steps the slider, clicks an agent on the map, checks the status panel and a chart.
+fn exercise_page(tab: &Tab, shot: &str) {
+    tab.wait_for_element("body[data-ready='1']").unwrap();
+    // Step the slider to the third state (06:30 am).
+    let clock = eval(
+        tab,
+        "(() => { const s = document.querySelector('#time-slider'); s.value = 2; \
+         s.dispatchEvent(new Event('input', {bubbles: true})); \
+         return document.querySelector('#clock').textContent; })()",
+    );
+    assert!(clock.as_str().unwrap().contains("06:30 am"), "{clock}");
+    // Click an agent marker with the mouse.
+    tab.wait_for_element(".agent-marker[data-agent='John Lin']")
+        .unwrap()
+        .click()
+        .unwrap();
+    assert_eq!(text(tab, "#status-panel .status-name"), "John Lin");
+    tab.wait_for_element("#status-panel .need-bar[data-need='fullness']")
+        .unwrap();
+    tab.wait_for_element("#status-panel .need-bar[data-need='energy']")
+        .unwrap();
+    screenshot(tab, &format!("{shot}-map.png"));
+    tab.wait_for_element("#tab-dashboard")
+        .unwrap()
+        .click()
+        .unwrap();
+    tab.wait_for_element("svg.chart[data-chart='needs:John Lin']")
+        .unwrap();
+    tab.wait_for_element("svg.chart[data-chart='closeness']")
+        .unwrap();
+    tab.wait_for_element("svg.chart[data-chart='emotions']")
+        .unwrap();
+    screenshot(tab, &format!("{shot}-dashboard.png"));
+    assert_eq!(
+        eval(tab, "document.querySelector('#message').textContent.trim()"),
+        ""
+    );
+}
+
+fn assert_local(requests: &[String], origin: &str) {
+    for url in requests {
+        assert!(
+            url.starts_with(origin) || url.starts_with("data:") || url.starts_with("file:"),
+            "the page requested {url} (outside {origin})"
+        );
+    }
+}
+
+#[test]
+fn served_page_replays_a_run_and_shows_problems() {
+    let server = Server::start(runs());
+    let browser = browser();
+    let (tab, requests) = tab(&browser);
+    tab.navigate_to(&format!("{}#run=lin", server.url)).unwrap();
+    tab.wait_for_element("#run-select").unwrap();
+    exercise_page(&tab, "served");
+    // A broken run: a clear message in the page, and the server keeps serving.
+    tab.navigate_to(&format!("{}#run=truncated", server.url))
+        .unwrap();
+    tab.reload(true, None).unwrap();
+    tab.wait_for_element("body[data-ready='1']").unwrap();
+    let message = text(&tab, "#message");
+    assert!(message.contains("state_2023-01-03_06h15.json"), "{message}");
+    assert_local(&requests.lock().unwrap(), &server.url);
+    assert!(
+        requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|u| u.contains("/api/runs")),
+        "the page used the API"
+    );
+}
+
+#[test]
+fn served_page_follows_a_run_in_progress() {
+    // A run folder of its own: two states now, a third written while the page is open.
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    let lin = runs().join("lin");
+    for e in std::fs::read_dir(&lin).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if name != "summary.json" && name != "state_2023-01-03_06h30.json" {
+            std::fs::copy(e.path(), live.join(&name)).unwrap();
+        }
+    }
+    let server = Server::start(&live);
+    let browser = browser();
+    let (tab, _) = tab(&browser);
+    tab.navigate_to(&server.url).unwrap();
+    tab.wait_for_element("body[data-ready='1']").unwrap();
+    let max = "Number(document.querySelector('#time-slider').max)";
+    assert_eq!(eval(&tab, max), 1);
+    std::fs::copy(
+        lin.join("state_2023-01-03_06h30.json"),
+        live.join("state_2023-01-03_06h30.json"),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    while eval(&tab, max) != 2 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the new step never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn report_opens_from_disk_without_network() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("report.html");
+    let o = bin()
+        .arg("report")
+        .arg(runs().join("lin"))
+        .arg("-o")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let browser = browser();
+    let (tab, requests) = tab(&browser);
+    tab.navigate_to(&format!("file://{}", file.display()))
+        .unwrap();
+    exercise_page(&tab, "report");
+    let requests = requests.lock().unwrap();
+    assert!(
+        requests
+            .iter()
+            .all(|u| u.starts_with("file:") || u.starts_with("data:")),
+        "the report made requests: {requests:?}"
+    );
+}
