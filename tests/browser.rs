@@ -266,3 +266,115 @@ fn report_opens_from_disk_without_network() {
         "the report made requests: {requests:?}"
     );
 }
+
+/// A run directory for `world` whose state files place agents by `place(step, agent)` (the
+/// viewer's layout does not depend on what the model wrote, only on the world and places).
+fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
+    use humanoid::agent::AgentState;
+    use humanoid::report::{AgentSnapshot, StateFile, TurnSnapshot};
+    use humanoid::world::clock;
+    std::fs::create_dir_all(dir).unwrap();
+    let config = humanoid::sim::RunConfig {
+        version: "test".into(),
+        world_file: "generated".into(),
+        world_source: world.to_toml(),
+        model: humanoid::sim::ModelInfo {
+            spec: "none".into(),
+            path: "none".into(),
+            sha256: "none".into(),
+        },
+        embed_model: "none".into(),
+        seed: 0,
+        device: "cpu".into(),
+        threads: 1,
+        max_num_seqs: 1,
+        max_batched_tokens: 1,
+        context: 1,
+        days: 1,
+        steps: u64::from(steps),
+        conditions: vec![],
+    };
+    std::fs::write(
+        dir.join("config.json"),
+        serde_json::to_string(&config).unwrap(),
+    )
+    .unwrap();
+    let leaves = world.locations.leaves();
+    for step in 0..steps {
+        let minutes = world.day_start + step * world.step_minutes;
+        let agents: Vec<AgentSnapshot> = world
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let mut a = AgentState::from_spec(spec, false);
+                a.location = leaves[(i * 7 + step as usize) % leaves.len()].clone();
+                a.activity = format!("step {step} of {}", spec.name);
+                AgentSnapshot::of(&a)
+            })
+            .collect();
+        let place = humanoid::report::state::place_key(&agents[0].location);
+        let turn = |name: &str, text: &str| TurnSnapshot {
+            name: name.into(),
+            text: text.into(),
+            reaction: None,
+        };
+        let state = StateFile {
+            date: clock::format_date(world.start_date),
+            time: clock::format_time(minutes),
+            conversations: [(
+                place,
+                vec![vec![
+                    turn(&agents[0].name, "Hello <b>there</b>!"),
+                    turn(&agents[1].name, "Hi."),
+                ]],
+            )]
+            .into_iter()
+            .collect(),
+            agents,
+        };
+        let name = clock::state_file_name(world.start_date, minutes);
+        std::fs::write(dir.join(name), serde_json::to_string(&state).unwrap()).unwrap();
+    }
+    std::fs::write(dir.join("summary.json"), "{}").unwrap();
+}
+
+#[test]
+fn any_world_of_25_agents_is_laid_out_without_overlaps() {
+    let world = humanoid::world::World::generated(25, 7);
+    let dir = tempfile::tempdir().unwrap();
+    synthetic_run(&world, &dir.path().join("town"), 3);
+    let server = Server::start(&dir.path().join("town"));
+    let browser = browser();
+    let (tab, requests) = tab(&browser);
+    tab.navigate_to(&server.url).unwrap();
+    tab.wait_for_element("body[data-ready='1']").unwrap();
+    let check = "(() => { \
+        const map = document.querySelector('#map').getBoundingClientRect(); \
+        const ms = [...document.querySelectorAll('.agent-marker')].map(m => { \
+          const r = m.querySelector('circle.dot').getBoundingClientRect(); \
+          return [r.x + r.width / 2, r.y + r.height / 2, r.width]; }); \
+        let minDist = 1e9, inside = true; \
+        for (const [x, y] of ms) inside = inside && x > map.left && x < map.right && y > map.top && y < map.bottom; \
+        for (let i = 0; i < ms.length; i++) for (let j = i + 1; j < ms.length; j++) \
+          minDist = Math.min(minDist, Math.hypot(ms[i][0] - ms[j][0], ms[i][1] - ms[j][1])); \
+        const minSize = Math.min(...ms.map(m => m[2])); \
+        return JSON.stringify({n: ms.length, inside, minDist, minSize, \
+          bubbles: document.querySelectorAll('.conv-marker').length, \
+          injected: document.querySelectorAll('#map b, #conv-list b').length}); })()";
+    let v: serde_json::Value = serde_json::from_str(eval(&tab, check).as_str().unwrap()).unwrap();
+    assert_eq!(v["n"], 25, "{v}");
+    assert_eq!(v["inside"], true, "{v}");
+    // Marker circles never sit on top of each other.
+    assert!(
+        v["minDist"].as_f64().unwrap() >= v["minSize"].as_f64().unwrap() * 0.9,
+        "{v}"
+    );
+    assert_eq!(v["bubbles"], 1, "{v}");
+    assert_eq!(
+        v["injected"], 0,
+        "model text is shown as text, never as markup: {v}"
+    );
+    screenshot(&tab, "town-25.png");
+    assert_local(&requests.lock().unwrap(), &server.url);
+}
