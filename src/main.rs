@@ -5,6 +5,12 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A write past a file-size limit (or a full quota) is an error to report, not a signal
+    // that kills the process mid-write.
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let args = <cli::Cli as clap::Parser>::parse();
     cli::init_tracing(args.verbose);
     match cli::run(args) {

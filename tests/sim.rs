@@ -12,14 +12,14 @@ use humanoid::world::World;
 
 use crate::util::ensure_models;
 
-fn bin() -> Command {
+pub fn bin() -> Command {
     ensure_models();
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }
 
-fn lin_family() -> PathBuf {
+pub fn lin_family() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("worlds/lin-family.toml")
 }
 
@@ -51,11 +51,11 @@ fn one_day() -> &'static (tempfile::TempDir, String) {
     })
 }
 
-fn one_day_dir() -> PathBuf {
+pub fn one_day_dir() -> PathBuf {
     one_day().0.path().join("run")
 }
 
-fn state_files(dir: &Path) -> Vec<PathBuf> {
+pub fn state_files(dir: &Path) -> Vec<PathBuf> {
     humanoid::report::check::state_files(dir).unwrap()
 }
 
@@ -120,7 +120,7 @@ fn events_account_for_every_model_call_and_fallback() {
     );
 }
 
-fn same_files(a: &Path, b: &Path, n: usize) {
+pub fn same_files(a: &Path, b: &Path, n: usize) {
     let fa = state_files(a);
     let fb = state_files(b);
     assert!(

@@ -10,6 +10,7 @@ use humanoid::embed::Embedder;
 use humanoid::llm::{DeviceChoice, Engine};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
+use humanoid::sim::lock::{RunLock, LOCK_FILE};
 use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -84,8 +85,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     let days = a.days.unwrap_or(world.days);
-    if days == 0 {
-        bail!("--days must be at least 1");
+    if !(1..=365).contains(&days) {
+        bail!("--days {days}: must be 1–365, as in a world file");
     }
     let all_steps = u64::from(days) * u64::from(world.steps_per_day());
     let steps = a.steps.unwrap_or(all_steps).min(all_steps);
@@ -93,6 +94,12 @@ pub fn run(a: RunArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&a.world, a.seed));
+    if RunLock::is_held(&out) {
+        bail!(
+            "{} is in use by another process (a run or resume is writing it)",
+            out.display()
+        );
+    }
     if std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some()) {
         bail!(
             "{} already exists and is not empty: choose another --out, or `humanoid resume {}` to continue it",
@@ -100,6 +107,15 @@ pub fn run(a: RunArgs) -> Result<()> {
             out.display()
         );
     }
+    if out.exists() && !out.is_dir() {
+        bail!("--out {}: exists and is not a folder", out.display());
+    }
+    // The device before the model: one this build or machine lacks fails here, not after
+    // the model is loaded.
+    a.model
+        .device
+        .candle_device()
+        .with_context(|| format!("--device {}", a.model.device))?;
     let (resolved, engine) = a.model.load()?;
     let sha256 = sha256_file(&resolved.path)?;
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
@@ -159,11 +175,19 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
             config.model.sha256
         );
     }
-    let run = Run::open(&a.dir)?;
-    if run.finished() {
-        eprintln!("{}: the run is already complete", a.dir.display());
-        return report(&run, 0.0);
-    }
+    // A run killed while it was being created has no checkpoint: it starts again.
+    let opened = if a.dir.join("checkpoint.bin").exists() {
+        let run = Run::open(&a.dir)?;
+        if run.finished() {
+            eprintln!("{}: the run is already complete", a.dir.display());
+            return report(&run, 0.0);
+        }
+        Some(run)
+    } else if RunLock::is_held(&a.dir) {
+        bail!("{} is in use by another process", a.dir.display());
+    } else {
+        None
+    };
     let recorded: DeviceChoice = config
         .device
         .parse()
@@ -186,15 +210,43 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
     let embedder = Embedder::load(Path::new(&config.embed_model))
         .or_else(|_| Embedder::load_default(true))
         .context("loading the embedding model")?;
+    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let rt = parts.runtime();
+    let run = match opened {
+        Some(run) => run,
+        None => {
+            eprintln!(
+                "resume: {} stopped before its first checkpoint: starting it again",
+                a.dir.display()
+            );
+            clear_unstarted(&a.dir)?;
+            Run::create(&a.dir, config, &rt, &mut |_| {})?
+        }
+    };
     eprintln!(
         "resume: {} at step {} of {}",
         a.dir.display(),
         run.sim.state.step,
         run.sim.state.end_step
     );
-    let parts = RuntimeParts::new(engine, Box::new(embedder));
-    let rt = parts.runtime();
     drive(run, &rt)
+}
+
+/// Removes what a run killed before its first checkpoint left (its config is kept in memory).
+fn clear_unstarted(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let ours = ["config.json", "events.jsonl", "summary.json", LOCK_FILE].contains(&name)
+            || name.ends_with(".tmp");
+        if ours {
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn tokens_per_second(engine: &RefCell<Engine>, start: (u64, Instant)) -> f64 {

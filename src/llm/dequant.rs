@@ -21,7 +21,7 @@ pub fn map_row_chunks<R: Send>(
 ) -> Result<Vec<R>, String> {
     let dtype = qt.dtype();
     let (bs, ts) = (dtype.block_size(), dtype.type_size());
-    if cols % bs != 0 {
+    if !cols.is_multiple_of(bs) {
         return Err(format!(
             "{cols} columns is not a multiple of the {dtype:?} block size {bs}"
         ));

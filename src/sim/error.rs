@@ -17,6 +17,10 @@ pub enum SimError {
     World(#[from] crate::world::WorldError),
     #[error("memory: {0}")]
     Memory(#[from] crate::memory::MemoryError),
+    #[error(
+        "{dir} is in use by another process ({holder}): wait for it to finish, or stop it first"
+    )]
+    Locked { dir: PathBuf, holder: String },
     #[error("{0}")]
     Invalid(String),
 }

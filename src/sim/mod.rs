@@ -9,6 +9,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod error;
 pub mod events;
+pub mod lock;
 mod log;
 pub mod run;
 pub mod runtime;

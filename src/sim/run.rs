@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::checkpoint;
 use super::error::{io_err, Result, SimError};
 use super::events::{EventLog, LogEvent};
+use super::lock::RunLock;
 use super::tick::{Counters, Runtime, Sim, SimState};
 use crate::agent::AgentState;
 use crate::llm::Event;
@@ -84,6 +85,7 @@ pub struct Run {
     pub config: RunConfig,
     pub sim: Sim,
     events: EventLog,
+    _lock: RunLock,
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
@@ -104,6 +106,10 @@ impl Run {
     ) -> Result<Run> {
         if dir.exists() {
             let mut entries = std::fs::read_dir(dir).map_err(io_err(dir))?;
+            if RunLock::is_held(dir) {
+                // Say who is writing it rather than only that it is not empty.
+                RunLock::acquire(dir)?;
+            }
             if entries.next().is_some() {
                 return Err(SimError::Invalid(format!(
                     "{} already exists and is not empty: choose another --out, or `humanoid resume {}` to continue it",
@@ -113,6 +119,7 @@ impl Run {
             }
         }
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let lock = RunLock::acquire(dir)?;
         let world = config.world()?;
         let frozen = config
             .parsed_conditions()?
@@ -163,12 +170,20 @@ impl Run {
             config,
             sim,
             events,
+            _lock: lock,
         })
     }
 
     /// Opens an interrupted run at its last complete step (events written after it are cut).
     pub fn open(dir: &Path) -> Result<Run> {
         let cfg_path = dir.join("config.json");
+        if !cfg_path.is_file() {
+            return Err(SimError::Invalid(format!(
+                "{} is not a run directory (no config.json)",
+                dir.display()
+            )));
+        }
+        let lock = RunLock::acquire(dir)?;
         let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
         let config: RunConfig = serde_json::from_str(&text).map_err(|e| SimError::Corrupt {
             path: cfg_path.clone(),
@@ -192,6 +207,7 @@ impl Run {
                 memories: ck.memories,
             },
             events,
+            _lock: lock,
         })
     }
 

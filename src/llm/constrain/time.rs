@@ -12,7 +12,7 @@ const fn quarter_text(q: usize) -> [u8; TIME_LEN] {
     let m = q * 15;
     let h24 = m / 60;
     let mm = m % 60;
-    let h12 = if h24 % 12 == 0 { 12 } else { h24 % 12 };
+    let h12 = if h24.is_multiple_of(12) { 12 } else { h24 % 12 };
     [
         b'0' + (h12 / 10) as u8,
         b'0' + (h12 % 10) as u8,
@@ -70,7 +70,7 @@ pub(crate) fn quarter_of(minutes: u32) -> u8 {
 pub(crate) fn format_time(minutes: u32) -> String {
     let m = minutes % 1440;
     let h24 = m / 60;
-    let h12 = if h24 % 12 == 0 { 12 } else { h24 % 12 };
+    let h12 = if h24.is_multiple_of(12) { 12 } else { h24 % 12 };
     let half = if h24 < 12 { "am" } else { "pm" };
     format!("{h12:02}:{:02} {half}", m % 60)
 }

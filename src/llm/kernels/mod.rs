@@ -218,7 +218,7 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
     let d = q.len();
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() && d % 8 == 0 {
+    if has_avx2() && d.is_multiple_of(8) {
         // SAFETY: the CPU supports AVX2 and FMA; bounds are checked by the slice below.
         let need = (out.len().max(1) - 1) * stride + d;
         assert!(rows.len() >= need || out.is_empty());
@@ -234,7 +234,7 @@ pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
 pub fn strided_weighted_sum(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
     let d = acc.len();
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() && d % 64 == 0 {
+    if has_avx2() && d.is_multiple_of(64) {
         let need = (p.len().max(1) - 1) * stride + d;
         assert!(rows.len() >= need || p.is_empty());
         // SAFETY: the CPU supports AVX2 and FMA; bounds checked above.
