@@ -2,11 +2,14 @@
 
 mod util;
 
+mod bad_models;
 mod browser;
 mod cli;
+mod cli_errors;
 mod constrain;
 mod embed;
 mod engine;
+mod fuzz_world;
 mod memory;
 mod model_store;
 mod sim;

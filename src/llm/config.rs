@@ -68,6 +68,15 @@ impl Config {
             path: g.path().to_path_buf(),
             reason,
         };
+        // Every layer has its own tensors: a block count the file cannot hold is corrupt (and
+        // must not size an allocation).
+        let n_tensors = g.content().tensor_infos.len();
+        if n_layers == 0 || n_layers > n_tensors {
+            return Err(bad(format!(
+                "`{}` = {n_layers}, but the file holds {n_tensors} tensors (at least one per block)",
+                key("block_count")
+            )));
+        }
         if n_heads == 0 || n_kv_heads == 0 || n_heads % n_kv_heads != 0 || head_dim % 2 != 0 {
             return Err(bad(format!(
                 "inconsistent attention shape: {n_heads} heads, {n_kv_heads} kv heads, head size {head_dim}"

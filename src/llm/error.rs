@@ -1,6 +1,6 @@
 //! The engine's error type.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong loading or running a model.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +37,27 @@ pub enum LlmError {
     Device(String),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
+    /// An error loading a model file that does not name the file by itself (an unsupported
+    /// architecture, bad tokenizer metadata, ...), with the file.
+    #[error("{}: {inner}", path.display())]
+    InFile { path: PathBuf, inner: Box<LlmError> },
+}
+
+impl LlmError {
+    /// This error, naming the model file `path` if it does not already.
+    pub fn in_file(self, path: &Path) -> Self {
+        match self {
+            LlmError::Io { .. }
+            | LlmError::BadGguf { .. }
+            | LlmError::MissingKey { .. }
+            | LlmError::BadTensor { .. }
+            | LlmError::InFile { .. } => self,
+            other => LlmError::InFile {
+                path: path.to_path_buf(),
+                inner: Box::new(other),
+            },
+        }
+    }
 }
 
 /// Shorthand for results of the engine.

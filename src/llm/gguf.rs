@@ -46,15 +46,28 @@ impl GgufFile {
         }
         precheck_header(&mut file, file_len).map_err(bad)?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-        let content = Content::read(&mut file).map_err(|e| bad(e.to_string()))?;
+        let content = Content::read(&mut file).map_err(|e| bad(candle_reason(&e)))?;
         for (name, info) in &content.tensor_infos {
             let elems: usize = info.shape.elem_count();
-            let bytes = elems / info.ggml_dtype.block_size() * info.ggml_dtype.type_size();
-            let end = content.tensor_data_offset + info.offset + bytes as u64;
-            if end > file_len {
-                return Err(bad(format!(
-                    "tensor `{name}` ends at byte {end} but the file has {file_len} bytes (truncated?)"
-                )));
+            let bytes =
+                (elems / info.ggml_dtype.block_size()) as u64 * info.ggml_dtype.type_size() as u64;
+            let end = content
+                .tensor_data_offset
+                .checked_add(info.offset)
+                .and_then(|start| start.checked_add(bytes));
+            match end {
+                Some(end) if end <= file_len => {}
+                Some(end) => {
+                    return Err(bad(format!(
+                        "tensor `{name}` ends at byte {end} but the file has {file_len} bytes (truncated?)"
+                    )))
+                }
+                None => {
+                    return Err(bad(format!(
+                        "tensor `{name}` has offset {} past the end of the {file_len}-byte file",
+                        info.offset
+                    )))
+                }
             }
         }
         Ok(Self {
@@ -206,8 +219,16 @@ impl GgufFile {
             .map_err(|e| LlmError::BadTensor {
                 path: self.path.clone(),
                 name: name.to_string(),
-                reason: e.to_string(),
+                reason: candle_reason(&e),
             })
+    }
+}
+
+/// A candle error's message without the backtrace candle appends when `RUST_BACKTRACE` is set.
+pub(crate) fn candle_reason(e: &candle_core::Error) -> String {
+    match e {
+        candle_core::Error::WithBacktrace { inner, .. } => candle_reason(inner),
+        e => e.to_string(),
     }
 }
 
@@ -267,12 +288,48 @@ fn precheck_header<R: Read + Seek>(r: &mut R, file_len: u64) -> std::result::Res
                 "metadata entry {i}: key length {klen} is out of range"
             ));
         }
-        skip(r, klen)?;
+        let mut key = vec![0u8; klen as usize];
+        r.read_exact(&mut key)
+            .map_err(|_| format!("metadata entry {i}: truncated key"))?;
         let mut tb = [0u8; 4];
         r.read_exact(&mut tb)
             .map_err(|_| format!("metadata entry {i}: truncated"))?;
         let t = u32::from_le_bytes(tb);
+        if key == b"general.alignment" {
+            check_alignment(r, t)?;
+        }
         check_value(r, t, i, &mut read_u64, &remaining, 0)?;
+    }
+    /// `general.alignment` places the tensor data: candle divides by it, and llama.cpp
+    /// requires a power of two. Leaves the reader where it was.
+    fn check_alignment<R: Read + Seek>(r: &mut R, t: u32) -> std::result::Result<(), String> {
+        let size = match t {
+            0 | 1 => 1,
+            2 | 3 => 2,
+            4 | 5 => 4,
+            _ => return Ok(()), // not an integer candle reads: the default alignment
+        };
+        let mut b = [0u8; 4];
+        r.read_exact(&mut b[..size])
+            .map_err(|_| "truncated `general.alignment`".to_string())?;
+        r.seek(SeekFrom::Current(-(size as i64)))
+            .map_err(|e| e.to_string())?;
+        let v: i64 = match t {
+            0 => i64::from(b[0]),
+            1 => i64::from(b[0] as i8),
+            2 => i64::from(u16::from_le_bytes([b[0], b[1]])),
+            3 => i64::from(i16::from_le_bytes([b[0], b[1]])),
+            4 => i64::from(u32::from_le_bytes(b)),
+            _ => i64::from(i32::from_le_bytes(b)),
+        };
+        // Candle ignores a negative value (the default alignment applies).
+        if v < 0 || (v as u64).is_power_of_two() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`general.alignment` = {v}: the tensor data alignment must be a power of two"
+            ))
+        }
     }
     fn check_value<R: Read + Seek>(
         r: &mut R,

@@ -91,9 +91,13 @@ pub struct AgentSpec {
 impl World {
     /// Reads and checks a world file.
     pub fn load(path: &Path) -> Result<World, WorldError> {
-        let text = std::fs::read_to_string(path).map_err(|source| WorldError::Io {
+        let bytes = std::fs::read(path).map_err(|source| WorldError::Io {
             path: path.to_path_buf(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| WorldError::Invalid {
+            path: path.to_path_buf(),
+            problems: vec![not_utf8(e.as_bytes(), e.utf8_error().valid_up_to())],
         })?;
         World::parse(&text, path)
     }
@@ -155,14 +159,36 @@ impl World {
     }
 }
 
+/// The problem of a file that is not UTF-8: where its first invalid byte is (`valid` bytes
+/// before it are valid UTF-8).
+fn not_utf8(bytes: &[u8], valid: usize) -> Problem {
+    let before = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+    let (line, column) = locate::line_col(before, valid);
+    Problem {
+        line: Some(line),
+        column: Some(column),
+        field: locate::header_path(before, valid),
+        message: format!(
+            "not UTF-8 text: byte {valid} (0x{:02x}) is not valid UTF-8; save the world file as UTF-8",
+            bytes.get(valid).copied().unwrap_or(0)
+        ),
+    }
+}
+
 /// A problem from the TOML parser or the schema, with the field path found from its span.
 fn toml_problem(text: &str, e: &toml::de::Error) -> Problem {
     let offset = e.span().map_or(0, |s| s.start);
     let (line, column) = locate::line_col(text, offset);
     let (mut field, syntax) = locate::field_at(text, offset);
+    // The parser's message may span lines ("invalid array\nexpected `]`"); a problem is one
+    // line of the error, so its lines are joined.
     let msg = e
         .message()
-        .trim()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
         .replace("expected i64", "expected an integer")
         .replace("expected a sequence", "expected a list like [\"...\"]");
     let msg = msg.as_str();

@@ -145,8 +145,13 @@ enum Slot {
 }
 
 impl Engine {
-    /// Loads a GGUF model (tokenizer from its metadata, or a `tokenizer.json` beside it).
+    /// Loads a GGUF model (tokenizer from its metadata, or a `tokenizer.json` beside it). Every
+    /// error names the file.
     pub fn load(path: &Path, opts: EngineOptions) -> Result<Self> {
+        Self::load_file(path, opts).map_err(|e| e.in_file(path))
+    }
+
+    fn load_file(path: &Path, opts: EngineOptions) -> Result<Self> {
         let mut g = GgufFile::open(path)?;
         // The architecture first: an unsupported one is the error, not what it lacks.
         Config::from_gguf(&g)?;
