@@ -9,6 +9,7 @@ mod cli_errors;
 mod constrain;
 mod embed;
 mod engine;
+mod faults;
 mod fuzz_world;
 mod memory;
 mod model_store;

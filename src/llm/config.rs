@@ -160,7 +160,7 @@ impl Config {
     /// The sliding window of layer `l`, if it is a local layer.
     pub fn window_of(&self, l: usize) -> Option<usize> {
         self.sliding_window
-            .and_then(|(w, period)| ((l + 1) % period != 0).then_some(w))
+            .and_then(|(w, period)| (!(l + 1).is_multiple_of(period)).then_some(w))
     }
 
     /// Number of weights in the network (embeddings counted once).
