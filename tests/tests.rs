@@ -11,6 +11,7 @@ mod embed;
 mod engine;
 mod faults;
 mod fuzz_world;
+mod garbage;
 mod memory;
 mod model_store;
 mod sim;

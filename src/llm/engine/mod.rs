@@ -97,7 +97,11 @@ pub struct Engine {
     stats: EngineStats,
     /// Token that ends an assistant turn, appended when scoring `choose` options of chat prompts.
     end_of_turn: Option<u32>,
+    answer_filter: Option<AnswerFilter>,
 }
+
+/// Rewrites each answer of [`Engine::run`] (fault injection: what if the model said this?).
+pub type AnswerFilter = Box<dyn FnMut(&Request, Result<Response>) -> Result<Response> + Send>;
 
 enum Role {
     /// Computes a shared prefix for the members of a group.
@@ -189,6 +193,7 @@ impl Engine {
             budget,
             prefix_cache,
             stats: EngineStats::default(),
+            answer_filter: None,
             end_of_turn,
         }
     }
@@ -259,6 +264,31 @@ impl Engine {
     /// Runs every request as one batch; responses come back in request order. A request that
     /// cannot run (over budget, bad input) gets its own error; the others still run.
     pub fn run(
+        &mut self,
+        requests: Vec<Request>,
+        on_event: impl FnMut(Event<'_>),
+    ) -> Vec<Result<Response>> {
+        let Some(mut filter) = self.answer_filter.take() else {
+            return self.run_model(requests, on_event);
+        };
+        let asked = requests.clone();
+        let answers = self.run_model(requests, on_event);
+        let out = asked
+            .iter()
+            .zip(answers)
+            .map(|(r, a)| filter(r, a))
+            .collect();
+        self.answer_filter = Some(filter);
+        out
+    }
+
+    /// Puts `filter` between the model and every caller of [`Engine::run`]: a test can make
+    /// the "model" answer empty, huge, malformed or hostile text and see the program cope.
+    pub fn set_answer_filter(&mut self, filter: Option<AnswerFilter>) {
+        self.answer_filter = filter;
+    }
+
+    fn run_model(
         &mut self,
         requests: Vec<Request>,
         mut on_event: impl FnMut(Event<'_>),
