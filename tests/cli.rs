@@ -106,3 +106,35 @@ fn bad_command_lines_fail_clearly() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model.gguf"));
 }
+
+#[test]
+fn world_generate_writes_a_valid_town_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("town.toml");
+    let bin = env!("CARGO_BIN_EXE_humanoid");
+    let gen = |agents: &str| {
+        std::process::Command::new(bin)
+            .args(["world", "generate", "--agents", agents, "--seed", "4", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = gen("30");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let world = humanoid::world::World::load(&out).unwrap();
+    assert_eq!(world.agents.len(), 30);
+    let v = std::process::Command::new(bin)
+        .arg("validate")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(v.status.success());
+    let again = gen("30");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    std::fs::remove_file(&out).unwrap();
+    let bad = gen("0");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--agents 0"));
+    assert!(!out.exists());
+}

@@ -9,6 +9,7 @@ mod models;
 mod run;
 mod validate;
 mod view;
+mod world;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -42,6 +43,9 @@ pub enum Command {
     Serve(view::ServeArgs),
     /// Write the run viewer as one self-contained HTML file.
     Report(view::ReportArgs),
+    /// World files: generate synthetic towns.
+    #[command(subcommand)]
+    World(world::WorldCommand),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -146,6 +150,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Models(c) => models::run(c),
         Command::Validate(a) => validate::run(a),
         Command::Serve(a) => view::serve(a),
+        Command::World(c) => world::run(c),
         Command::Report(a) => view::report(a),
         Command::Run(a) => run::run(a),
         Command::Resume(a) => run::resume(a),
