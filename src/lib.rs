@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod embed;
+pub mod eval;
 pub mod llm;
 pub mod memory;
 pub mod model_store;

@@ -9,6 +9,7 @@ mod cli_errors;
 mod constrain;
 mod embed;
 mod engine;
+mod eval;
 mod faults;
 mod fuzz_world;
 mod garbage;

@@ -4,6 +4,7 @@ mod bench_llm;
 mod bench_memory;
 mod bench_sim;
 mod chat;
+mod eval;
 mod inspect;
 mod models;
 mod run;
@@ -46,6 +47,9 @@ pub enum Command {
     /// World files: generate synthetic towns.
     #[command(subcommand)]
     World(world::WorldCommand),
+    /// Agreement with human labels: export an annotation sheet, score annotators' sheets.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -151,6 +155,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Validate(a) => validate::run(a),
         Command::Serve(a) => view::serve(a),
         Command::World(c) => world::run(c),
+        Command::Eval(c) => eval::run(c),
         Command::Report(a) => view::report(a),
         Command::Run(a) => run::run(a),
         Command::Resume(a) => run::resume(a),

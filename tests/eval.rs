@@ -1,0 +1,317 @@
+//! `humanoid eval`: a real short run exported as an annotation sheet, three annotators'
+//! copies filled in programmatically, scored through the binary and checked against values
+//! computed here.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::util;
+
+const EMOTIONS: [&str; 7] = [
+    "neutral",
+    "happy",
+    "sad",
+    "angry",
+    "afraid",
+    "surprised",
+    "disgusted",
+];
+const DIMS: [&str; 7] = [
+    "fullness", "social", "fun", "health", "energy", "emotion", "closer",
+];
+/// First `model_*` column; `label_*` columns follow the 7 model columns.
+const MODEL: usize = 8;
+const LABEL: usize = 15;
+
+fn humanoid(args: &[&str]) -> Output {
+    util::ensure_models();
+    Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env("HUMANOID_MODELS", util::models_dir())
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn read_sheet(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header = r.headers().unwrap().iter().map(str::to_string).collect();
+    let rows = r
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+fn write_sheet(path: &Path, header: &[String], rows: &[Vec<String>]) {
+    let mut w = csv::Writer::from_path(path).unwrap();
+    w.write_record(header).unwrap();
+    for r in rows {
+        w.write_record(r).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+fn applies(row: &[String], k: usize) -> bool {
+    (k == 6) == (row[1] == "conversation")
+}
+
+fn flip(v: &str) -> String {
+    if v == "yes" { "no" } else { "yes" }.to_string()
+}
+
+/// Fleiss' κ from per-item label lists (all raters present), written out independently.
+fn kappa(items: &[Vec<String>]) -> Option<f64> {
+    let n = items.first()?.len() as f64;
+    if n < 2.0 {
+        return None;
+    }
+    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut p_bar = 0.0;
+    for labels in items {
+        let mut counts: BTreeMap<&str, f64> = BTreeMap::new();
+        for l in labels {
+            *counts.entry(l).or_default() += 1.0;
+            *totals.entry(l).or_default() += 1.0;
+        }
+        p_bar += (counts.values().map(|c| c * c).sum::<f64>() - n) / (n * (n - 1.0));
+    }
+    let big_n = items.len() as f64;
+    p_bar /= big_n;
+    let p_e: f64 = totals.values().map(|t| (t / (big_n * n)).powi(2)).sum();
+    ((1.0 - p_e).abs() > 1e-12).then(|| (p_bar - p_e) / (1.0 - p_e))
+}
+
+/// What the binary should report for dimension `k`, computed from the sheets directly.
+fn expected(model: &[Vec<String>], sheets: &[Vec<Vec<String>>], k: usize) -> serde_json::Value {
+    let (mut items, mut scored, mut ties, mut missing) = (0, 0, 0, 0);
+    let (mut tp, mut fp, mut fn_, mut pred, mut ann) = (0, 0, 0, 0, 0);
+    let mut complete = Vec::new();
+    for (i, row) in model.iter().enumerate() {
+        if !applies(row, k) {
+            continue;
+        }
+        items += 1;
+        let labels: Vec<&String> = sheets
+            .iter()
+            .map(|s| &s[i][LABEL + k])
+            .filter(|l| !l.is_empty())
+            .collect();
+        if labels.len() == sheets.len() {
+            complete.push(labels.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+        }
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in &labels {
+            *counts.entry(l.as_str()).or_default() += 1;
+        }
+        let top = counts.values().max().copied().unwrap_or(0);
+        let winners: Vec<&str> = counts
+            .iter()
+            .filter(|(_, &c)| c == top)
+            .map(|(l, _)| *l)
+            .collect();
+        if labels.is_empty() {
+            missing += 1;
+            continue;
+        }
+        if winners.len() > 1 {
+            ties += 1;
+            continue;
+        }
+        scored += 1;
+        let (m, a) = (row[MODEL + k].as_str(), winners[0]);
+        if k == 5 {
+            if m == a {
+                tp += 1;
+            } else {
+                fp += 1;
+                fn_ += 1;
+            }
+        } else {
+            pred += (m == "yes") as usize;
+            ann += (a == "yes") as usize;
+            tp += (m == "yes" && a == "yes") as usize;
+            fp += (m == "yes" && a == "no") as usize;
+            fn_ += (m == "no" && a == "yes") as usize;
+        }
+    }
+    let f1 =
+        (scored > 0 && 2 * tp + fp + fn_ > 0).then(|| 2.0 * tp as f64 / (2 * tp + fp + fn_) as f64);
+    let share = |x: usize| (k != 5 && scored > 0).then(|| x as f64 / scored as f64);
+    serde_json::json!({
+        "dimension": DIMS[k], "items": items, "scored": scored, "ties": ties,
+        "all_missing": missing, "tp": tp, "fp": fp, "fn_": fn_, "f1": f1,
+        "kappa": kappa(&complete), "kappa_items": complete.len(),
+        "predicted_positive": share(pred), "annotated_positive": share(ann),
+    })
+}
+
+fn same(got: &serde_json::Value, want: &serde_json::Value) {
+    let obj = want.as_object().unwrap();
+    for (key, w) in obj {
+        let g = &got[key];
+        match (g.as_f64(), w.as_f64()) {
+            (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{key}: {g} != {w} in {got}"),
+            _ => assert_eq!(g, w, "{key} in {got}"),
+        }
+    }
+}
+
+#[test]
+fn eval_export_and_score_a_real_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let run_s = run.to_str().unwrap();
+    ok(&humanoid(&[
+        "run",
+        "worlds/lin-family.toml",
+        "--steps",
+        "3",
+        "--out",
+        run_s,
+    ]));
+
+    let sheet = tmp.path().join("sheet.csv");
+    let stdout = ok(&humanoid(&[
+        "eval",
+        "export",
+        run_s,
+        "-o",
+        sheet.to_str().unwrap(),
+    ]));
+    let instructions = tmp.path().join("sheet.instructions.txt");
+    assert!(stdout.contains(instructions.to_str().unwrap()), "{stdout}");
+    let text = std::fs::read_to_string(&instructions).unwrap();
+    assert!(
+        text.contains("Which emotion does AGENT feel now?"),
+        "{text}"
+    );
+
+    let (header, model) = read_sheet(&sheet);
+    assert_eq!(header.len(), 22);
+    assert_eq!(header[LABEL + 2], "label_fun");
+    // Both agents start an activity at the first step, so there are activity rows.
+    let first = model.iter().position(|r| r[1] == "activity").unwrap();
+    assert!(model.iter().filter(|r| r[1] == "activity").count() >= 2);
+    for r in &model {
+        assert_eq!(r.len(), 22);
+        assert!(r[LABEL..].iter().all(String::is_empty), "{r:?}");
+        for k in 0..7 {
+            let v = r[MODEL + k].as_str();
+            if !applies(r, k) {
+                assert_eq!(v, "");
+            } else if k == 5 {
+                assert!(EMOTIONS.contains(&v), "{v}");
+            } else {
+                assert!(v == "yes" || v == "no", "{v}");
+            }
+        }
+    }
+
+    // Annotator A copies the run's answers; B and C disagree on the first activity.
+    let copy: Vec<Vec<String>> = model
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            for k in 0..7 {
+                r[LABEL + k] = if applies(&r, k) {
+                    r[MODEL + k].clone()
+                } else {
+                    String::new()
+                };
+            }
+            r
+        })
+        .collect();
+    let (a, mut b, mut c) = (copy.clone(), copy.clone(), copy);
+    let m = &model[first];
+    b[first][LABEL] = flip(&m[MODEL]);
+    c[first][LABEL] = flip(&m[MODEL]);
+    b[first][LABEL + 2] = String::new();
+    c[first][LABEL + 2] = flip(&m[MODEL + 2]);
+    let other = EMOTIONS.iter().find(|e| **e != m[MODEL + 5]).unwrap();
+    b[first][LABEL + 5] = other.to_uppercase();
+    for r in c.iter_mut().filter(|r| r[1] == "activity") {
+        r[LABEL + 1] = String::new();
+    }
+    let paths: Vec<String> = [("a", &a), ("b", &b), ("c", &c)]
+        .iter()
+        .map(|(name, rows)| {
+            let p = tmp.path().join(format!("{name}.csv"));
+            write_sheet(&p, &header, rows);
+            p.to_str().unwrap().to_string()
+        })
+        .collect();
+
+    let mut args = vec!["eval", "score", run_s, "--json", "--labels"];
+    args.extend(paths.iter().map(String::as_str));
+    let report: serde_json::Value = serde_json::from_str(&ok(&humanoid(&args))).unwrap();
+    assert_eq!(report["annotators"], 3);
+    assert_eq!(report["items"], model.len());
+    let lower = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+        rows.iter()
+            .map(|r| r.iter().map(|c| c.to_lowercase()).collect())
+            .collect()
+    };
+    let sheets = [lower(&a), lower(&b), lower(&c)];
+    let dims = report["dimensions"].as_array().unwrap();
+    assert_eq!(dims.len(), 7);
+    for (k, dim) in dims.iter().enumerate() {
+        same(dim, &expected(&model, &sheets, k));
+    }
+    // The edits as they show: fullness disagrees once, fun ties once, social has no κ
+    // (C left it empty), emotion still matches the majority everywhere.
+    assert_eq!(
+        dims[0]["fp"].as_u64().unwrap() + dims[0]["fn_"].as_u64().unwrap(),
+        1
+    );
+    assert_eq!(dims[2]["ties"], 1);
+    assert_eq!(dims[1]["kappa"], serde_json::Value::Null);
+    assert_eq!(dims[5]["f1"], 1.0);
+
+    // The table form.
+    let mut table_args = vec!["eval", "score", run_s, "--labels"];
+    table_args.extend(paths.iter().map(String::as_str));
+    let table = ok(&humanoid(&table_args));
+    assert!(
+        table.contains("fullness") && table.contains("3 annotators"),
+        "{table}"
+    );
+
+    // Sheets that do not match the run.
+    let short = tmp.path().join("short.csv");
+    write_sheet(&short, &header, &a[..a.len() - 1]);
+    let bad = tmp.path().join("bad.csv");
+    let mut rows = a.clone();
+    rows[first][LABEL + 2] = "maybe".into();
+    write_sheet(&bad, &header, &rows);
+    for (path, words) in [
+        (&short, vec!["short.csv", "rows but the run has"]),
+        (&bad, vec!["bad.csv", "column 18 (label_fun)", "maybe"]),
+    ] {
+        let out = humanoid(&[
+            "eval",
+            "score",
+            run_s,
+            "--labels",
+            &paths[0],
+            path.to_str().unwrap(),
+        ]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        for w in words {
+            assert!(err.contains(w), "{w:?} not in {err}");
+        }
+    }
+}
