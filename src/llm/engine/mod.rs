@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 mod apply;
+mod filter;
+
+pub use filter::AnswerFilter;
 
 use super::backend::{Backend, DeviceChoice};
 use super::config::Config;
@@ -99,9 +102,6 @@ pub struct Engine {
     end_of_turn: Option<u32>,
     answer_filter: Option<AnswerFilter>,
 }
-
-/// Rewrites each answer of [`Engine::run`] (fault injection: what if the model said this?).
-pub type AnswerFilter = Box<dyn FnMut(&Request, Result<Response>) -> Result<Response> + Send>;
 
 enum Role {
     /// Computes a shared prefix for the members of a group.
@@ -261,33 +261,7 @@ impl Engine {
         }
     }
 
-    /// Runs every request as one batch; responses come back in request order. A request that
-    /// cannot run (over budget, bad input) gets its own error; the others still run.
-    pub fn run(
-        &mut self,
-        requests: Vec<Request>,
-        on_event: impl FnMut(Event<'_>),
-    ) -> Vec<Result<Response>> {
-        let Some(mut filter) = self.answer_filter.take() else {
-            return self.run_model(requests, on_event);
-        };
-        let asked = requests.clone();
-        let answers = self.run_model(requests, on_event);
-        let out = asked
-            .iter()
-            .zip(answers)
-            .map(|(r, a)| filter(r, a))
-            .collect();
-        self.answer_filter = Some(filter);
-        out
-    }
-
-    /// Puts `filter` between the model and every caller of [`Engine::run`]: a test can make
-    /// the "model" answer empty, huge, malformed or hostile text and see the program cope.
-    pub fn set_answer_filter(&mut self, filter: Option<AnswerFilter>) {
-        self.answer_filter = filter;
-    }
-
+    /// The batch itself (see [`Engine::run`]), before any answer filter.
     fn run_model(
         &mut self,
         requests: Vec<Request>,
