@@ -58,6 +58,25 @@ pub struct SeqInput<'a> {
     pub logits: LogitsFor,
 }
 
+impl SeqInput<'_> {
+    /// Fails if the new tokens would pass `max_positions` or name ids outside `vocab`.
+    pub(super) fn check(&self, max_positions: usize, vocab: usize) -> Result<()> {
+        let end = self.cache.len() + self.tokens.len();
+        if end > max_positions {
+            return Err(LlmError::OverBudget {
+                tokens: end,
+                budget: max_positions,
+            });
+        }
+        if let Some(&bad) = self.tokens.iter().find(|&&t| t as usize >= vocab) {
+            return Err(LlmError::InvalidRequest(format!(
+                "token id {bad} is outside the vocabulary of {vocab}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A loaded model: configuration, weights and RoPE tables.
 pub struct Model {
     cfg: Config,
@@ -219,19 +238,7 @@ impl Model {
         let mut starts = Vec::with_capacity(seqs.len());
         let mut total = 0;
         for s in seqs.iter() {
-            let pos0 = s.cache.len();
-            if pos0 + s.tokens.len() > self.max_positions() {
-                return Err(LlmError::OverBudget {
-                    tokens: pos0 + s.tokens.len(),
-                    budget: self.max_positions(),
-                });
-            }
-            if let Some(&bad) = s.tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
-                return Err(LlmError::InvalidRequest(format!(
-                    "token id {bad} is outside the vocabulary of {}",
-                    cfg.vocab
-                )));
-            }
+            s.check(self.max_positions(), cfg.vocab)?;
             starts.push(total);
             total += s.tokens.len();
         }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use candle_core::{DType, Device, Tensor};
 
 use super::config::{Arch, Config};
-use super::error::{LlmError, Result};
+use super::error::Result;
 use super::gguf::GgufFile;
 use super::kv::{KvSegment, SeqCache, SharedPrefix, SlotPool};
 use super::model::{load_f32, LogitsFor, Rope, SeqInput};
@@ -210,18 +210,7 @@ impl TensorModel {
         let mut positions = Vec::new();
         for s in seqs.iter() {
             let pos0 = s.cache.len();
-            if pos0 + s.tokens.len() > self.max_pos {
-                return Err(LlmError::OverBudget {
-                    tokens: pos0 + s.tokens.len(),
-                    budget: self.max_pos,
-                });
-            }
-            if let Some(&bad) = s.tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
-                return Err(LlmError::InvalidRequest(format!(
-                    "token id {bad} is outside the vocabulary of {}",
-                    cfg.vocab
-                )));
-            }
+            s.check(self.max_pos, cfg.vocab)?;
             tokens.extend_from_slice(s.tokens);
             positions.extend((pos0..pos0 + s.tokens.len()).map(|p| p as u32));
         }
