@@ -6,6 +6,7 @@ mod bench_sim;
 mod chat;
 mod eval;
 mod inspect;
+mod memlog;
 mod models;
 mod run;
 mod validate;
@@ -92,6 +93,9 @@ pub struct ModelArgs {
     /// Longest prompt + reply, in tokens.
     #[arg(long, default_value_t = 4096)]
     pub context: usize,
+    /// Memory for reusing prompt prefixes across calls (keys and values, MiB; 0 disables).
+    #[arg(long, default_value_t = humanoid::llm::DEFAULT_PREFIX_CACHE_MIB)]
+    pub prefix_cache_mib: usize,
 }
 
 impl ModelArgs {
@@ -109,6 +113,7 @@ impl ModelArgs {
         opts.limits.max_batched_tokens = self.max_batched_tokens.max(1);
         opts.context_budget = self.context.max(2);
         opts.device = self.device;
+        opts.prefix_cache_bytes = self.prefix_cache_mib.saturating_mul(1 << 20);
         let engine = Engine::load(&resolved.path, opts)
             .with_context(|| format!("loading model {}", resolved.path.display()))?;
         Ok((resolved, engine))

@@ -205,6 +205,7 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         max_num_seqs: config.max_num_seqs,
         max_batched_tokens: config.max_batched_tokens,
         context: config.context,
+        prefix_cache_mib: humanoid::llm::DEFAULT_PREFIX_CACHE_MIB,
     };
     let (_, engine) = args.load()?;
     let embedder = Embedder::load(Path::new(&config.embed_model))
@@ -273,6 +274,7 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
     let started = Instant::now();
     let mut step_log =
         std::env::var_os("HUMANOID_STEP_LOG").and_then(|p| std::fs::File::create(p).ok());
+    let mut mem_log = super::memlog::MemLog::from_env();
     while !run.finished() {
         let p = run.step(rt, &mut |e| {
             if let (
@@ -288,6 +290,7 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
                 let _ = writeln!(f, "{seqs} {tokens} {}", elapsed.as_secs_f64());
             }
         })?;
+        mem_log.sample(p.step, &rt.engine.borrow(), &run.sim);
         bar.set_position(p.step * agents);
         bar.set_message(format!(
             "{} | {:.0} tok/s",

@@ -321,6 +321,22 @@ impl SharedPrefix {
         self.len() == 0
     }
 
+    /// Bytes of the segments this prefix keeps alive, whole.
+    pub fn size_bytes(&self) -> usize {
+        Self::distinct_bytes(std::iter::once(self))
+    }
+
+    /// Bytes of the segments some prefixes keep alive, each segment counted once.
+    pub fn distinct_bytes<'a>(prefixes: impl IntoIterator<Item = &'a SharedPrefix>) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        prefixes
+            .into_iter()
+            .flat_map(|p| &p.0)
+            .filter(|(seg, _)| seen.insert(Arc::as_ptr(seg)))
+            .map(|(seg, _)| seg.size_bytes())
+            .sum()
+    }
+
     /// The first `n` positions of this prefix (`n <= len()`).
     pub fn truncated(&self, n: usize) -> SharedPrefix {
         let mut out = Vec::new();

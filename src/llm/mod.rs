@@ -25,7 +25,9 @@ pub mod tensor;
 pub mod tokenizer;
 
 pub use backend::{Backend, DeviceChoice};
-pub use engine::{AnswerFilter, Engine, EngineOptions, EngineStats, Event};
+pub use engine::{
+    AnswerFilter, Engine, EngineOptions, EngineStats, Event, DEFAULT_PREFIX_CACHE_MIB,
+};
 pub use error::LlmError;
 pub use request::{
     Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,

@@ -51,18 +51,21 @@ pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// Recently computed prefixes, least recently used evicted past a token budget.
+/// Recently computed prefixes, least recently used evicted past a budget of bytes.
+///
+/// The budget counts the bytes of every KV segment the entries keep alive, once each, whole:
+/// an entry that uses the first positions of a longer segment pins all of it.
 pub struct PrefixCache {
     entries: Vec<(Vec<u32>, SharedPrefix)>,
-    max_tokens: usize,
+    max_bytes: usize,
 }
 
 impl PrefixCache {
-    /// A cache holding at most `max_tokens` positions in all.
-    pub fn new(max_tokens: usize) -> Self {
+    /// A cache keeping at most `max_bytes` of keys and values alive (0 disables it).
+    pub fn new(max_bytes: usize) -> Self {
         Self {
             entries: Vec::new(),
-            max_tokens,
+            max_bytes,
         }
     }
 
@@ -85,17 +88,33 @@ impl PrefixCache {
         }
     }
 
-    /// Remembers the KV of `tokens`.
+    /// Remembers the KV of `tokens`, then evicts the least recently used entries until the
+    /// segments kept alive fit the budget.
     pub fn insert(&mut self, tokens: &[u32], prefix: SharedPrefix) {
-        if self.max_tokens == 0 || tokens.len() > self.max_tokens {
+        if self.max_bytes == 0 || prefix.size_bytes() > self.max_bytes {
             return;
         }
         self.entries
             .retain(|(t, _)| common_prefix(t, tokens) < t.len());
         self.entries.push((tokens.to_vec(), prefix));
-        while self.entries.iter().map(|(t, _)| t.len()).sum::<usize>() > self.max_tokens {
+        while self.bytes() > self.max_bytes {
             self.entries.remove(0);
         }
+    }
+
+    /// Bytes of keys and values the cache keeps alive (each shared segment counted once).
+    pub fn bytes(&self) -> usize {
+        SharedPrefix::distinct_bytes(self.entries.iter().map(|(_, p)| p))
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Forgets everything.
@@ -107,6 +126,39 @@ impl PrefixCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::kv::{KvSegment, SeqCache, SlotPool};
+    use std::sync::Arc;
+
+    /// A prefix of `n` pool positions (8 bytes each) continuing `from`.
+    fn prefix(pool: &Arc<SlotPool>, from: SharedPrefix, n: usize) -> SharedPrefix {
+        let mut c = SeqCache::continuing(from, KvSegment::in_pool(pool.clone(), 2, n));
+        c.push_slots(&pool.alloc(n));
+        c.share()
+    }
+
+    #[test]
+    fn budget_counts_pinned_segments_once_and_whole() {
+        let pool = Arc::new(SlotPool::new(8));
+        let mut cache = PrefixCache::new(8 * 60);
+        let a_tokens: Vec<u32> = (0..40).collect();
+        cache.insert(&a_tokens, prefix(&pool, SharedPrefix::default(), 40));
+        assert_eq!(cache.bytes(), 8 * 40);
+        // B shares A's first 16 positions: A's segment is counted once.
+        let (head, hit) = cache.lookup(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 99], 16);
+        assert_eq!(hit, 16);
+        let b = prefix(&pool, head, 10);
+        let b_tokens: Vec<u32> = (0..16).chain(100..110).collect();
+        cache.insert(&b_tokens, b);
+        assert_eq!((cache.len(), cache.bytes()), (2, 8 * 50));
+        // C (15 positions) goes over 60: A's entry is evicted, but B still pins all 40 of
+        // A's positions, so B goes too.
+        cache.insert(&[7; 15], prefix(&pool, SharedPrefix::default(), 15));
+        assert_eq!((cache.len(), cache.bytes()), (1, 8 * 15));
+        assert_eq!(pool.in_use(), 15);
+        // An entry alone over the budget is not kept.
+        cache.insert(&[8; 61], prefix(&pool, SharedPrefix::default(), 61));
+        assert_eq!(cache.len(), 1);
+    }
 
     #[test]
     fn groups_requests_with_long_common_prefixes() {

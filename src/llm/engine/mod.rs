@@ -34,6 +34,9 @@ use super::scheduler::{plan_step, Candidate, SchedulerLimits};
 use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
 
+/// Default budget of the cross-call prefix cache, in MiB.
+pub const DEFAULT_PREFIX_CACHE_MIB: usize = 256;
+
 /// Engine settings.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
@@ -43,8 +46,9 @@ pub struct EngineOptions {
     pub weight_format: WeightFormat,
     /// Where the forward pass runs.
     pub device: DeviceChoice,
-    /// Tokens of recent prompt prefixes kept for reuse across calls (0 disables).
-    pub prefix_cache_tokens: usize,
+    /// Bytes of keys and values of recent prompt prefixes kept for reuse across calls
+    /// (0 disables).
+    pub prefix_cache_bytes: usize,
     /// Shortest common prefix worth sharing.
     pub min_shared_prefix: usize,
 }
@@ -56,7 +60,7 @@ impl Default for EngineOptions {
             context_budget: 4096,
             weight_format: WeightFormat::Q8,
             device: DeviceChoice::Cpu,
-            prefix_cache_tokens: 8192,
+            prefix_cache_bytes: DEFAULT_PREFIX_CACHE_MIB << 20,
             min_shared_prefix: 16,
         }
     }
@@ -184,7 +188,7 @@ impl Engine {
             .iter()
             .find_map(|t| tokenizer.id_of(t))
             .or(tokenizer.eos_id());
-        let prefix_cache = PrefixCache::new(opts.prefix_cache_tokens);
+        let prefix_cache = PrefixCache::new(opts.prefix_cache_bytes);
         Self {
             model,
             tokenizer,
@@ -226,6 +230,11 @@ impl Engine {
     /// Counters since load.
     pub fn stats(&self) -> &EngineStats {
         &self.stats
+    }
+
+    /// Bytes of keys and values the cross-call prefix cache keeps alive.
+    pub fn prefix_cache_bytes(&self) -> usize {
+        self.prefix_cache.bytes()
     }
 
     /// Drops every cached prefix.
