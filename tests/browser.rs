@@ -293,6 +293,7 @@ fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
         days: 1,
         steps: u64::from(steps),
         conditions: vec![],
+        injections: Vec::new(),
     };
     std::fs::write(
         dir.join("config.json"),

@@ -102,6 +102,7 @@ fn a_model_answering_nonsense_cannot_break_a_run() {
         days: 1,
         steps: 6,
         conditions: vec![],
+        injections: Vec::new(),
     };
     let parts = RuntimeParts::new(engine, Box::new(embedder));
     let rt = parts.runtime();

@@ -13,6 +13,7 @@ mod eval;
 mod faults;
 mod fuzz_world;
 mod garbage;
+mod interview;
 mod memory;
 mod model_store;
 mod sim;

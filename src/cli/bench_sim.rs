@@ -89,6 +89,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             days: 1,
             steps,
             conditions: Vec::new(),
+            injections: Vec::new(),
         };
         let before = parts.engine.borrow().stats().clone();
         let t0 = Instant::now();

@@ -6,6 +6,7 @@ mod bench_sim;
 mod chat;
 mod eval;
 mod inspect;
+mod interview;
 mod memlog;
 mod models;
 mod run;
@@ -51,6 +52,8 @@ pub enum Command {
     /// Agreement with human labels: export an annotation sheet, score annotators' sheets.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
+    /// Ask an agent of a run questions, answered from its retrieved memories.
+    Interview(interview::InterviewArgs),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve(a) => view::serve(a),
         Command::World(c) => world::run(c),
         Command::Eval(c) => eval::run(c),
+        Command::Interview(a) => interview::run(a),
         Command::Report(a) => view::report(a),
         Command::Run(a) => run::run(a),
         Command::Resume(a) => run::resume(a),

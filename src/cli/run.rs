@@ -11,7 +11,7 @@ use humanoid::llm::{DeviceChoice, Engine};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
 use humanoid::sim::lock::{RunLock, LOCK_FILE};
-use humanoid::sim::{ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
+use humanoid::sim::{Injection, ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -38,6 +38,11 @@ pub struct RunArgs {
     /// (`emotion=sad`) or every closeness (`closeness=0`).
     #[arg(long = "condition")]
     pub conditions: Vec<String>,
+    /// Plant a thought in an agent before the first step, repeatable: "AGENT: text" (the
+    /// papers' inner voice, e.g. "Eddy Lin: Sam is running for mayor"). Stored as a
+    /// `thought` memory of importance 10 and recorded in config.json.
+    #[arg(long = "inject", value_name = "AGENT: TEXT")]
+    pub injections: Vec<String>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
@@ -84,6 +89,11 @@ pub fn run(a: RunArgs) -> Result<()> {
                 .map_err(|e| anyhow::anyhow!("--condition {c}: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    let injections = a
+        .injections
+        .iter()
+        .map(|i| Injection::parse(i, &world))
+        .collect::<Result<Vec<_>, _>>()?;
     let days = a.days.unwrap_or(world.days);
     if !(1..=365).contains(&days) {
         bail!("--days {days}: must be 1–365, as in a world file");
@@ -142,6 +152,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         days,
         steps,
         conditions: conditions.iter().map(ToString::to_string).collect(),
+        injections,
     };
     eprintln!(
         "run: {} ({} agents, {} steps) on {} with seed {} -> {}",

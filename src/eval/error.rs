@@ -1,4 +1,4 @@
-//! Errors of exporting and scoring annotation sheets.
+//! Errors of exporting and scoring annotation sheets, and of interviewing a run's agents.
 
 use std::path::PathBuf;
 
@@ -27,6 +27,13 @@ pub enum EvalError {
         name: String,
         reason: String,
     },
+    /// A value asked of a run does not fit it (an unknown agent, a step it has not run, no
+    /// questions); the message names the value.
+    #[error("{0}")]
+    Invalid(String),
+    /// The embedder or the model failed for a whole request.
+    #[error("{0}")]
+    Model(String),
     /// The CSV itself is malformed.
     #[error("{path}: {source}")]
     Csv {

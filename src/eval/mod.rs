@@ -1,5 +1,11 @@
-//! Agreement with human labels (Humanoid Agents, Table 1): export a run's judgements as an
-//! annotation sheet, then score annotators' sheets against the run.
+//! Evaluation of runs: agreement with human labels (Humanoid Agents, Table 1), interviews
+//! and information diffusion (Generative Agents).
+//!
+//! [`snapshot`] reads a run as it stood at a step, [`interview`](mod@interview) asks an
+//! agent questions from its retrieved memories, [`diffusion`](mod@diffusion) asks every
+//! agent whether it knows a fact and [`density`](mod@density) measures the relationship
+//! network. The rest of this page is about the annotation sheets: export a run's
+//! judgements as a sheet, then score annotators' sheets against the run.
 //!
 //! **Items.** One row per *new* activity of an agent and one per conversation.
 //! - An activity is new at a step when the agent's activity text differs from its previous
@@ -30,12 +36,20 @@
 //! micro-F1 = accuracy), Fleiss' κ between annotators over fully labelled items, and the
 //! share of positives predicted vs annotated.
 
+pub mod density;
+pub mod diffusion;
 pub mod error;
+pub mod interview;
 pub mod labels;
 pub mod score;
 pub mod sheet;
+pub mod snapshot;
 
+pub use density::{density, Density};
+pub use diffusion::{diffusion, DiffusionReport};
 pub use error::EvalError;
+pub use interview::{interview, Answer, InterviewOptions};
 pub use labels::read_labels;
 pub use score::{fleiss_kappa, majority, score, DimensionScore, ScoreReport, Vote};
 pub use sheet::{export, instructions, items_from_run, Dimension, Item, ItemKind};
+pub use snapshot::Snapshot;

@@ -395,6 +395,7 @@ pub(crate) mod tests {
             days: 1,
             steps: 3,
             conditions: vec![],
+            injections: Vec::new(),
         };
         std::fs::write(
             dir.join("config.json"),

@@ -109,6 +109,9 @@ pub enum MemoryKind {
     Dialogue,
     /// A higher-level insight the agent drew from other memories.
     Reflection,
+    /// A thought planted from outside at the start of a run (the papers' "inner voice",
+    /// `humanoid run --inject`).
+    Thought,
 }
 
 impl MemoryKind {
@@ -120,6 +123,7 @@ impl MemoryKind {
             MemoryKind::Plan => "plan",
             MemoryKind::Dialogue => "dialogue",
             MemoryKind::Reflection => "reflection",
+            MemoryKind::Thought => "thought",
         }
     }
 }

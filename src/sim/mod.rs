@@ -9,6 +9,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod error;
 pub mod events;
+pub mod inject;
 pub mod lock;
 mod log;
 pub mod run;
@@ -16,5 +17,6 @@ pub mod runtime;
 pub mod tick;
 
 pub use error::SimError;
+pub use inject::Injection;
 pub use run::{ModelInfo, Progress, Run, RunConfig};
 pub use tick::{Counters, Runtime, RuntimeParts, Sim, SimState};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::checkpoint;
 use super::error::{io_err, Result, SimError};
 use super::events::{EventLog, LogEvent};
+use super::inject::{self, Injection};
 use super::lock::RunLock;
 use super::tick::{Counters, Runtime, Sim, SimState};
 use crate::agent::AgentState;
@@ -45,6 +46,9 @@ pub struct RunConfig {
     /// Steps the run takes (all days unless `--steps` cut it short).
     pub steps: u64,
     pub conditions: Vec<String>,
+    /// Thoughts planted before the first step (`--inject`), in the order given.
+    #[serde(default)]
+    pub injections: Vec<Injection>,
 }
 
 impl RunConfig {
@@ -97,13 +101,17 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
 
 impl Run {
     /// Creates a run in `dir` (absent or empty): writes the config, stores every agent's
-    /// description as seed memories (importance rated by the model) and a first checkpoint.
+    /// description as seed memories (importance rated by the model), plants the config's
+    /// injected thoughts and writes a first checkpoint. The world and the injections are
+    /// checked before anything is written.
     pub fn create(
         dir: &Path,
         config: RunConfig,
         rt: &Runtime<'_>,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<Run> {
+        let world = config.world()?;
+        inject::check(&config.injections, &world)?;
         if dir.exists() {
             let mut entries = std::fs::read_dir(dir).map_err(io_err(dir))?;
             if RunLock::is_held(dir) {
@@ -120,7 +128,6 @@ impl Run {
         }
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let lock = RunLock::acquire(dir)?;
-        let world = config.world()?;
         let frozen = config
             .parsed_conditions()?
             .iter()
@@ -157,6 +164,7 @@ impl Run {
             serde_json::json!({"type": "run_start", "config": &config}),
         )];
         first.extend(sim.seed_memories(rt, on_event));
+        first.extend(sim.inject(rt, &config.injections)?);
         events.append(&first)?;
         events.flush()?;
         checkpoint::write(
