@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::llm::constrain::{self, Constrained, PlanTimes, TokenTable};
 use crate::llm::{
-    Choice, ChooseRequest, Engine, GenerateRequest, Message, Prompt, Request, Response, Sampling,
+    Choice, ChooseRequest, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
 use crate::memory::TextEmbedder;
 use crate::sim::batch::Port;
@@ -39,7 +39,7 @@ pub fn text_sampling() -> Sampling {
 pub struct Mind<'a> {
     pub name: String,
     pub port: Port,
-    pub engine: &'a RefCell<Engine>,
+    pub engine: &'a RefCell<Box<dyn Inference>>,
     pub table: &'a Arc<TokenTable>,
     /// For relevance priors (e.g. which place fits an activity).
     pub embedder: Option<&'a RefCell<Box<dyn TextEmbedder>>>,
@@ -58,7 +58,7 @@ impl<'a> Mind<'a> {
     pub fn new(
         name: &str,
         port: Port,
-        engine: &'a RefCell<Engine>,
+        engine: &'a RefCell<Box<dyn Inference>>,
         table: &'a Arc<TokenTable>,
         date: NaiveDate,
         minutes: u32,

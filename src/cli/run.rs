@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
-use humanoid::llm::{DeviceChoice, Engine};
+use humanoid::llm::{DeviceChoice, Inference};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
 use humanoid::sim::lock::{RunLock, LOCK_FILE};
@@ -261,7 +261,7 @@ fn clear_unstarted(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn tokens_per_second(engine: &RefCell<Engine>, start: (u64, Instant)) -> f64 {
+fn tokens_per_second(engine: &RefCell<Box<dyn Inference>>, start: (u64, Instant)) -> f64 {
     let s = engine.borrow().stats().clone();
     let done = s.prompt_tokens + s.generated_tokens - start.0;
     done as f64 / start.1.elapsed().as_secs_f64().max(1e-9)
@@ -301,7 +301,9 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
                 let _ = writeln!(f, "{seqs} {tokens} {}", elapsed.as_secs_f64());
             }
         })?;
-        mem_log.sample(p.step, &rt.engine.borrow(), &run.sim);
+        if let Some(engine) = rt.engine.borrow().as_engine() {
+            mem_log.sample(p.step, engine, &run.sim);
+        }
         bar.set_position(p.step * agents);
         bar.set_message(format!(
             "{} | {:.0} tok/s",

@@ -13,10 +13,12 @@ pub mod dequant;
 pub mod engine;
 pub mod error;
 pub mod gguf;
+pub mod inference;
 pub mod kernels;
 pub mod kv;
 pub mod model;
 pub mod prefix;
+pub mod remote;
 pub mod request;
 pub mod sampler;
 pub mod scheduler;
@@ -29,6 +31,7 @@ pub use engine::{
     AnswerFilter, Engine, EngineOptions, EngineStats, Event, DEFAULT_PREFIX_CACHE_MIB,
 };
 pub use error::LlmError;
+pub use inference::Inference;
 pub use request::{
     Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
     TokenConstraint,

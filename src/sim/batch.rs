@@ -16,7 +16,8 @@ use std::task::{Context, Poll, Waker};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{
-    Choice, ChooseRequest, Engine, Event, GenerateRequest, Generation, LlmError, Request, Response,
+    Choice, ChooseRequest, Event, GenerateRequest, Generation, Inference, LlmError, Request,
+    Response,
 };
 
 /// A task's future, borrowed from the tick's state.
@@ -167,7 +168,7 @@ fn record(purpose: String, kind: &str, result: &Result<Response, LlmError>) -> C
 /// tasks' outputs in task order (`None` only for a task that waited without a request,
 /// which is a bug and is logged).
 pub fn drive<'a, T>(
-    engine: &RefCell<Engine>,
+    engine: &RefCell<Box<dyn Inference>>,
     tasks: Vec<(Port, Task<'a, T>)>,
     mut on_event: impl FnMut(&Event),
 ) -> Vec<Option<T>> {
@@ -218,7 +219,10 @@ pub fn drive<'a, T>(
             }
             break;
         }
-        let mut results = engine.borrow_mut().run(batch, |e| on_event(&e)).into_iter();
+        let mut results = engine
+            .borrow_mut()
+            .run(batch, &mut |e| on_event(&e))
+            .into_iter();
         for (i, purposes) in owners {
             let port = &tasks[i].0;
             let mut state = port.inner.borrow_mut();

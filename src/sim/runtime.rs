@@ -1,23 +1,24 @@
-//! The runtime objects a tick borrows: the engine, the embedder and the token table.
+//! The runtime objects a tick borrows: the model backend, the embedder and the token table.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::llm::constrain::TokenTable;
-use crate::llm::Engine;
+use crate::llm::{Engine, Inference};
 use crate::memory::TextEmbedder;
 
 /// Shared, borrowed runtime objects for a tick.
 pub struct Runtime<'a> {
-    pub engine: &'a RefCell<Engine>,
+    /// The model: the in-process engine or a remote server.
+    pub engine: &'a RefCell<Box<dyn Inference>>,
     pub embedder: &'a RefCell<Box<dyn TextEmbedder>>,
     pub table: &'a Arc<TokenTable>,
 }
 
-/// The runtime objects a [`Runtime`] borrows: the engine, the embedder and the engine's
-/// token table for constraints.
+/// The runtime objects a [`Runtime`] borrows: the model backend, the embedder and the
+/// backend's token table for constraints.
 pub struct RuntimeParts {
-    pub engine: RefCell<Engine>,
+    pub engine: RefCell<Box<dyn Inference>>,
     pub embedder: RefCell<Box<dyn TextEmbedder>>,
     pub table: Arc<TokenTable>,
 }
@@ -25,9 +26,14 @@ pub struct RuntimeParts {
 impl RuntimeParts {
     /// Wraps a loaded engine and embedder.
     pub fn new(engine: Engine, embedder: Box<dyn TextEmbedder>) -> Self {
-        let table = TokenTable::new(engine.tokenizer());
+        Self::with_backend(Box::new(engine), embedder)
+    }
+
+    /// Wraps any model backend (e.g. a remote server's client) and an embedder.
+    pub fn with_backend(backend: Box<dyn Inference>, embedder: Box<dyn TextEmbedder>) -> Self {
+        let table = TokenTable::new(backend.tokenizer());
         Self {
-            engine: RefCell::new(engine),
+            engine: RefCell::new(backend),
             embedder: RefCell::new(embedder),
             table,
         }

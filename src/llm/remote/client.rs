@@ -1,0 +1,518 @@
+//! [`RemoteClient`]: the [`Inference`] backend over an OpenAI-compatible server.
+//!
+//! A batch becomes HTTP jobs (one per `generate`, one per `choose` option when options are
+//! scored one by one) run by at most `max_inflight` threads; results are put back in
+//! request order, so a run applies them in (tick, agent, call) order as in-process.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::choose::{self, ChooseMethod};
+use super::http::{CallError, Http};
+use super::local::LocalModel;
+use super::{RemoteConfig, RemoteError};
+use crate::llm::engine::{EngineStats, Event};
+use crate::llm::error::{LlmError, Result};
+use crate::llm::inference::Inference;
+use crate::llm::request::{
+    Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
+};
+use crate::llm::template::Message;
+use crate::llm::tokenizer::Tokenizer;
+
+/// The client of one server, with what was detected about it.
+pub struct RemoteClient {
+    cfg: RemoteConfig,
+    http: Http,
+    local: LocalModel,
+    method: ChooseMethod,
+    stats: EngineStats,
+    /// Generations whose token constraint could not be sent (answers parsed defensively).
+    unconstrained: u64,
+}
+
+/// One HTTP request of a batch.
+enum Job {
+    Generate(usize),
+    /// Score option `.1` of choose request `.0`.
+    Option(usize, usize),
+    FirstToken(usize),
+    Pick(usize),
+}
+
+enum Out {
+    Generated(Generation),
+    Scored(f32, usize),
+    Top(Vec<(String, f32)>, usize),
+    Picked(String, usize),
+}
+
+fn messages_json(m: &[Message]) -> Value {
+    Value::Array(
+        m.iter()
+            .map(|m| json!({"role": m.role, "content": m.content}))
+            .collect(),
+    )
+}
+
+fn finish_of(v: &Value) -> FinishReason {
+    match v.pointer("/choices/0/finish_reason").and_then(Value::as_str) {
+        Some("length") => FinishReason::Length,
+        _ => FinishReason::Stop,
+    }
+}
+
+impl RemoteClient {
+    /// Connects: loads the tokenizer, lists the server's models (a clear error naming the URL
+    /// if it cannot be reached) and detects how `choose` can be scored.
+    pub fn connect(cfg: RemoteConfig) -> std::result::Result<Self, RemoteError> {
+        let api_key = match &cfg.api_key_env {
+            Some(var) => Some(
+                std::env::var(var).map_err(|_| RemoteError::MissingKey(var.clone()))?,
+            ),
+            None => None,
+        };
+        if cfg.max_inflight == 0 {
+            return Err(RemoteError::Invalid("--max-inflight must be at least 1".into()));
+        }
+        if !(cfg.timeout_secs > 0.0 && cfg.timeout_secs.is_finite()) {
+            return Err(RemoteError::Invalid("--request-timeout must be positive".into()));
+        }
+        let local = LocalModel::load(std::path::Path::new(&cfg.tokenizer))?;
+        let http = Http::new(
+            &cfg.url,
+            api_key,
+            Duration::from_secs_f64(cfg.timeout_secs),
+            cfg.retries,
+        );
+        let base = http.base().to_string();
+        let unreachable = |e: CallError| RemoteError::Unreachable {
+            url: base.clone(),
+            reason: e.to_string(),
+        };
+        let ids = http
+            .get("/v1/models", |v| {
+                let data = v.get("data").and_then(Value::as_array).ok_or("no `data` list")?;
+                Ok(data
+                    .iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                    .collect::<Vec<_>>())
+            })
+            .map_err(unreachable)?;
+        if !ids.iter().any(|i| *i == cfg.model) {
+            tracing::warn!(
+                "{} does not list model {:?} (it lists {:?}); trying it anyway",
+                http.base(),
+                cfg.model,
+                ids
+            );
+        }
+        let mut client = Self {
+            cfg,
+            http,
+            local,
+            method: ChooseMethod::Generate,
+            stats: EngineStats::default(),
+            unconstrained: 0,
+        };
+        client.method = client.detect().map_err(unreachable)?;
+        tracing::info!("{}: choose uses {}", client.http.base(), client.method);
+        Ok(client)
+    }
+
+    /// How `choose` is scored on this server.
+    pub fn choose_method(&self) -> ChooseMethod {
+        self.method
+    }
+
+    /// The server's base URL.
+    pub fn url(&self) -> &str {
+        self.http.base()
+    }
+
+    /// Generations sent without their token constraint so far.
+    pub fn unconstrained_generations(&self) -> u64 {
+        self.unconstrained
+    }
+
+    fn detect(&self) -> std::result::Result<ChooseMethod, CallError> {
+        let m = &self.cfg.model;
+        let prompt = "<|probe|> The capital of France is Paris";
+        let chars = prompt.chars().count();
+        let echo = self.http.probe("/v1/completions", &choose::echo_body(m, prompt), |v| {
+            choose::parse_echo(v, chars - 6, chars, 1)
+        });
+        match echo {
+            Ok(_) => return Ok(ChooseMethod::Echo),
+            Err(CallError::Fatal(e)) => return Err(CallError::Fatal(e)),
+            Err(CallError::Request(e)) => tracing::info!("echo + logprobs: not offered ({e})"),
+        }
+        let body = choose::prompt_logprobs_body(m, prompt);
+        let pl = self.http.probe("/v1/completions", &body, |v| {
+            v.pointer("/choices/0/prompt_logprobs")
+                .and_then(Value::as_array)
+                .filter(|a| a.len() > 1)
+                .map(|_| ())
+                .ok_or_else(|| "no prompt_logprobs".to_string())
+        });
+        match pl {
+            Ok(()) => return Ok(ChooseMethod::PromptLogprobs),
+            Err(CallError::Fatal(e)) => return Err(CallError::Fatal(e)),
+            Err(CallError::Request(e)) => tracing::info!("prompt_logprobs: not offered ({e})"),
+        }
+        let msgs = messages_json(&[Message::user("Answer yes or no: is Paris in France?")]);
+        let ft = self.http.probe(
+            "/v1/chat/completions",
+            &choose::first_token_body(m, &msgs),
+            choose::parse_first_token,
+        );
+        match ft {
+            Ok(_) => Ok(ChooseMethod::FirstToken),
+            Err(CallError::Fatal(e)) => Err(CallError::Fatal(e)),
+            Err(CallError::Request(e)) => {
+                tracing::warn!(
+                    "{}: offers no log-probabilities ({e}); choose falls back to a greedy reply matched to the closest option",
+                    self.http.base()
+                );
+                Ok(ChooseMethod::Generate)
+            }
+        }
+    }
+
+    fn jobs(&self, requests: &[Request]) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for (i, r) in requests.iter().enumerate() {
+            match r {
+                Request::Generate(_) => jobs.push(Job::Generate(i)),
+                Request::Choose(c) => match self.method {
+                    ChooseMethod::Echo | ChooseMethod::PromptLogprobs => {
+                        jobs.extend((0..c.options.len()).map(|k| Job::Option(i, k)))
+                    }
+                    ChooseMethod::FirstToken => jobs.push(Job::FirstToken(i)),
+                    ChooseMethod::Generate => jobs.push(Job::Pick(i)),
+                },
+            }
+        }
+        jobs
+    }
+
+    fn run_job(&self, job: &Job, requests: &[Request]) -> std::result::Result<Out, CallError> {
+        let m = self.cfg.model.as_str();
+        let bad = |e: LlmError| CallError::Request(e.to_string());
+        match *job {
+            Job::Generate(i) => {
+                let Request::Generate(g) = &requests[i] else {
+                    return Err(CallError::Request("not a generation".into()));
+                };
+                self.generate(g).map(Out::Generated)
+            }
+            Job::Option(i, k) => {
+                let Request::Choose(c) = &requests[i] else {
+                    return Err(CallError::Request("not a choice".into()));
+                };
+                let prompt = self.local.prompt_text(&c.prompt).map_err(bad)?;
+                let full = format!(
+                    "{prompt}{}",
+                    self.local.option_text(&c.prompt, &c.options[k])
+                );
+                let n = self.local.option_tokens(&c.prompt, &c.options[k]);
+                if self.method == ChooseMethod::Echo {
+                    let (pc, fc) = (prompt.chars().count(), full.chars().count());
+                    self.http
+                        .post("/v1/completions", &choose::echo_body(m, &full), |v| {
+                            choose::parse_echo(v, pc, fc, n)
+                        })
+                        .map(|(lp, p)| Out::Scored(lp, p))
+                } else {
+                    let ids = self.local.tokenizer.encode_prompt(&full, true).map_err(bad)?;
+                    let body = choose::prompt_logprobs_body(m, &full);
+                    self.http
+                        .post("/v1/completions", &body, |v| {
+                            choose::parse_prompt_logprobs(v, &ids, n)
+                        })
+                        .map(|(lp, p)| Out::Scored(lp, p))
+                }
+            }
+            Job::FirstToken(i) => {
+                let Request::Choose(c) = &requests[i] else {
+                    return Err(CallError::Request("not a choice".into()));
+                };
+                let body = choose::first_token_body(m, &self.messages(&c.prompt).map_err(bad)?);
+                self.http
+                    .post("/v1/chat/completions", &body, choose::parse_first_token)
+                    .map(|(t, p)| Out::Top(t, p))
+            }
+            Job::Pick(i) => {
+                let Request::Choose(c) = &requests[i] else {
+                    return Err(CallError::Request("not a choice".into()));
+                };
+                let longest = c.options.iter().map(|o| o.len()).max().unwrap_or(1);
+                let mut g = GenerateRequest::new(with_hint(&c.prompt, &c.options), longest + 8);
+                g.stop = vec!["\n".into()];
+                self.generate(&g).map(|x| Out::Picked(x.text, x.prompt_tokens))
+            }
+        }
+    }
+
+    /// Chat messages for a prompt (raw text becomes one user message).
+    fn messages(&self, prompt: &Prompt) -> Result<Value> {
+        Ok(match prompt {
+            Prompt::Chat(m) => messages_json(m),
+            p => messages_json(&[Message::user(self.local.prompt_text(p)?)]),
+        })
+    }
+
+    fn generate(&self, g: &GenerateRequest) -> std::result::Result<Generation, CallError> {
+        let mut body = json!({
+            "model": self.cfg.model,
+            "max_tokens": g.max_tokens.max(1),
+            "temperature": g.sampling.temperature,
+            "top_p": g.sampling.top_p,
+            "seed": g.seed,
+        });
+        if g.sampling.top_k > 0 && g.sampling.temperature > 0.0 {
+            body["top_k"] = json!(g.sampling.top_k);
+        }
+        if !g.stop.is_empty() {
+            body["stop"] = json!(g.stop);
+        }
+        let (path, chat) = match &g.prompt {
+            Prompt::Chat(m) => {
+                body["messages"] = messages_json(m);
+                ("/v1/chat/completions", true)
+            }
+            Prompt::Text(t) => {
+                body["prompt"] = json!(t);
+                ("/v1/completions", false)
+            }
+            Prompt::Tokens(ids) => {
+                body["prompt"] = json!(ids);
+                ("/v1/completions", false)
+            }
+        };
+        let tok = &self.local.tokenizer;
+        self.http.post(path, &body, |v| {
+            let text = if chat {
+                match v.pointer("/choices/0/message") {
+                    Some(msg) => msg.get("content").and_then(Value::as_str).unwrap_or(""),
+                    None => return Err("no choices[0].message".into()),
+                }
+            } else {
+                v.pointer("/choices/0/text")
+                    .and_then(Value::as_str)
+                    .ok_or("no choices[0].text")?
+            };
+            let usage = |k: &str| v.pointer(&format!("/usage/{k}")).and_then(Value::as_u64);
+            Ok(Generation {
+                text: text.to_string(),
+                prompt_tokens: usage("prompt_tokens").unwrap_or(0) as usize,
+                generated_tokens: usage("completion_tokens").map_or_else(
+                    || tok.encode(text, false).map_or(0, |t| t.len()),
+                    |n| n as usize,
+                ),
+                finish: finish_of(v),
+            })
+        })
+    }
+
+    /// Runs `jobs` on at most `max_inflight` threads; results by job index.
+    fn run_jobs(
+        &self,
+        jobs: &[Job],
+        requests: &[Request],
+    ) -> Vec<std::result::Result<Out, CallError>> {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<std::result::Result<Out, CallError>>>> =
+            Mutex::new((0..jobs.len()).map(|_| None).collect());
+        let workers = self.cfg.max_inflight.min(jobs.len()).max(1);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = self.run_job(job, requests);
+                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                });
+            }
+        });
+        results
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(CallError::Request("job did not run".into()))))
+            .collect()
+    }
+
+    /// Puts job results back together, one response per request.
+    fn assemble(
+        &mut self,
+        requests: &[Request],
+        jobs: &[Job],
+        outs: Vec<std::result::Result<Out, CallError>>,
+    ) -> Vec<Result<Response>> {
+        let mut scores: Vec<Vec<Option<std::result::Result<(f32, usize), String>>>> = requests
+            .iter()
+            .map(|r| match r {
+                Request::Choose(c) => vec![None; c.options.len()],
+                Request::Generate(_) => Vec::new(),
+            })
+            .collect();
+        let mut results: Vec<Option<Result<Response>>> = requests.iter().map(|_| None).collect();
+        let err = |e: CallError| LlmError::InvalidRequest(format!("remote: {e}"));
+        for (job, out) in jobs.iter().zip(outs) {
+            match (job, out) {
+                (Job::Option(i, k), Ok(Out::Scored(lp, p))) => scores[*i][*k] = Some(Ok((lp, p))),
+                (Job::Option(i, k), Err(e)) => scores[*i][*k] = Some(Err(e.to_string())),
+                (Job::Generate(i), Ok(Out::Generated(g))) => {
+                    self.stats.generated_tokens += g.generated_tokens as u64;
+                    self.stats.prompt_tokens += g.prompt_tokens as u64;
+                    results[*i] = Some(Ok(Response::Generated(g)));
+                }
+                (Job::FirstToken(i), Ok(Out::Top(top, p))) => {
+                    if let Request::Choose(c) = &requests[*i] {
+                        let lp = choose::first_token_scores(&top, &c.options);
+                        results[*i] = Some(Ok(Response::Chosen(choose::choice_from_logprobs(lp, p))));
+                    }
+                }
+                (Job::Pick(i), Ok(Out::Picked(text, p))) => {
+                    if let Request::Choose(c) = &requests[*i] {
+                        results[*i] = Some(Ok(Response::Chosen(picked(c, &text, p))));
+                    }
+                }
+                (Job::Generate(i) | Job::FirstToken(i) | Job::Pick(i), Err(e)) => {
+                    results[*i] = Some(Err(err(e)));
+                }
+                (j, Ok(_)) => {
+                    let i = match j {
+                        Job::Generate(i) | Job::Option(i, _) | Job::FirstToken(i) | Job::Pick(i) => *i,
+                    };
+                    results[i] = Some(Err(LlmError::InvalidRequest("remote: mismatched answer".into())));
+                }
+            }
+        }
+        for (i, s) in scores.into_iter().enumerate() {
+            if s.is_empty() || results[i].is_some() {
+                continue;
+            }
+            let mut logp = Vec::with_capacity(s.len());
+            let mut prompt = 0;
+            let mut failed = None;
+            for x in s {
+                match x {
+                    Some(Ok((lp, p))) => {
+                        logp.push(lp);
+                        prompt = p;
+                    }
+                    Some(Err(e)) => failed = Some(e),
+                    None => failed = Some("option not scored".into()),
+                }
+            }
+            results[i] = Some(match failed {
+                Some(e) => Err(LlmError::InvalidRequest(format!("remote: {e}"))),
+                None => {
+                    self.stats.prompt_tokens += prompt as u64;
+                    Ok(Response::Chosen(choose::choice_from_logprobs(logp, prompt)))
+                }
+            });
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidRequest("remote: no answer".into()))))
+            .collect()
+    }
+}
+
+/// A `choose` prompt with the options spelled out at the end of its last message.
+fn with_hint(prompt: &Prompt, options: &[String]) -> Prompt {
+    let hint = choose::options_hint(options);
+    match prompt {
+        Prompt::Chat(m) => {
+            let mut m = m.clone();
+            match m.last_mut() {
+                Some(last) => last.content.push_str(&hint),
+                None => m.push(Message::user(hint)),
+            }
+            Prompt::Chat(m)
+        }
+        Prompt::Text(t) => Prompt::Text(format!("{t}{hint}")),
+        Prompt::Tokens(ids) => Prompt::Tokens(ids.clone()),
+    }
+}
+
+/// The choice a free reply names, with all probability on it.
+fn picked(c: &ChooseRequest, text: &str, prompt_tokens: usize) -> Choice {
+    let index = choose::closest_option(text, &c.options);
+    tracing::debug!(reply = %text, option = %c.options[index], "choose by generation");
+    let probs: Vec<f32> = (0..c.options.len()).map(|k| f32::from(u8::from(k == index))).collect();
+    let logprobs = probs.iter().map(|p| p.ln()).collect();
+    Choice {
+        index,
+        probs,
+        logprobs,
+        prompt_tokens,
+    }
+}
+
+impl Inference for RemoteClient {
+    fn run(
+        &mut self,
+        requests: Vec<Request>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Vec<Result<Response>> {
+        let t0 = Instant::now();
+        let constrained = requests
+            .iter()
+            .filter(|r| matches!(r, Request::Generate(g) if g.constraint.is_some()))
+            .count() as u64;
+        if constrained > 0 && self.unconstrained == 0 {
+            tracing::info!(
+                "{}: token constraints cannot be sent to the server; generating unconstrained (answers are parsed defensively, with logged fallbacks)",
+                self.http.base()
+            );
+        }
+        self.unconstrained += constrained;
+        for r in &requests {
+            match r {
+                Request::Generate(_) => self.stats.generate_calls += 1,
+                Request::Choose(_) => self.stats.choose_calls += 1,
+            }
+        }
+        let jobs = self.jobs(&requests);
+        let outs = self.run_jobs(&jobs, &requests);
+        let before = self.stats.prompt_tokens + self.stats.generated_tokens;
+        let results = self.assemble(&requests, &jobs, outs);
+        let elapsed = t0.elapsed();
+        self.stats.forward_steps += 1;
+        self.stats.batched_seqs += jobs.len() as u64;
+        self.stats.forward_time += elapsed;
+        on_event(Event::Step {
+            seqs: jobs.len(),
+            tokens: (self.stats.prompt_tokens + self.stats.generated_tokens - before) as usize,
+            elapsed,
+        });
+        results
+    }
+
+    fn prompt_tokens(&self, prompt: &Prompt) -> Result<Vec<u32>> {
+        self.local.prompt_tokens(prompt)
+    }
+
+    fn context_budget(&self) -> usize {
+        self.cfg.context
+    }
+
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.local.tokenizer
+    }
+
+    fn stats(&self) -> &EngineStats {
+        &self.stats
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.http.fatal()
+    }
+}
