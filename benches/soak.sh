@@ -25,7 +25,8 @@ for w in "${WORLDS[@]}"; do
   run="$OUT/$name-$(date +%s)"
   samples="$run.rss.csv"
   echo "seconds,state_files,rss_kib" > "$samples"
-  "$BIN" run "$w" --days "$DAYS" --out "$run" > "$run.log" 2>&1 &
+  # Per step: RSS, the allocator's live and free heap, the prefix cache, memory nodes.
+  HUMANOID_MEM_LOG="$run.mem.csv" "$BIN" run "$w" --days "$DAYS" --out "$run" > "$run.log" 2>&1 &
   pid=$!
   t0=$(date +%s)
   while kill -0 "$pid" 2>/dev/null; do

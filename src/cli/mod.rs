@@ -2,14 +2,17 @@
 
 mod bench_llm;
 mod bench_memory;
+mod bench_models;
 mod bench_sim;
 mod chat;
 mod eval;
+mod experiment;
 mod inspect;
 mod interview;
 mod memlog;
 mod models;
 mod run;
+mod spawn;
 mod validate;
 mod view;
 mod world;
@@ -54,6 +57,9 @@ pub enum Command {
     Eval(eval::EvalCommand),
     /// Ask an agent of a run questions, answered from its retrieved memories.
     Interview(interview::InterviewArgs),
+    /// The papers' experiments: ablations of needs, emotions and closeness over seeds.
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
     /// Check world files (syntax, fields, ranges, names, locations) without loading a model.
     Validate(validate::ValidateArgs),
     /// Benchmarks.
@@ -72,6 +78,9 @@ pub enum BenchCommand {
     Memory(bench_memory::BenchMemoryArgs),
     /// Simulation: wall time per step as the number of agents grows (generated towns).
     Sim(bench_sim::BenchSimArgs),
+    /// The same world and seed on several models: speed, batching, fallbacks, memory and
+    /// (with labels) agreement with annotators, in one table.
+    Models(bench_models::BenchModelsArgs),
 }
 
 /// Options shared by every command that loads a chat model.
@@ -159,11 +168,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(BenchCommand::Llm(a)) => bench_llm::run(a),
         Command::Bench(BenchCommand::Memory(a)) => bench_memory::run(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim::run(a),
+        Command::Bench(BenchCommand::Models(a)) => bench_models::run(a),
         Command::Models(c) => models::run(c),
         Command::Validate(a) => validate::run(a),
         Command::Serve(a) => view::serve(a),
         Command::World(c) => world::run(c),
         Command::Eval(c) => eval::run(c),
+        Command::Experiment(c) => experiment::run(c),
         Command::Interview(a) => interview::run(a),
         Command::Report(a) => view::report(a),
         Command::Run(a) => run::run(a),

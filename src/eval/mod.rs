@@ -36,6 +36,7 @@
 //! micro-F1 = accuracy), Fleiss' κ between annotators over fully labelled items, and the
 //! share of positives predicted vs annotated.
 
+pub mod ablation;
 pub mod density;
 pub mod diffusion;
 pub mod error;

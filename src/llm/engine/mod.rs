@@ -35,7 +35,7 @@ use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
 
 /// Default budget of the cross-call prefix cache, in MiB.
-pub const DEFAULT_PREFIX_CACHE_MIB: usize = 256;
+pub const DEFAULT_PREFIX_CACHE_MIB: usize = 64;
 
 /// Engine settings.
 #[derive(Clone, Debug)]

@@ -1,0 +1,310 @@
+//! `humanoid experiment ablation`: the Humanoid Agents paper's ablations (Table 2) as one
+//! command: the same world and seeds run in a normal and an altered setting, then compared.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{ArgGroup, Args, Subcommand};
+use humanoid::eval::ablation::{compare, measure_run, Comparison, RunMeasures, Spread};
+use humanoid::world::{Condition, Need, World, CLOSENESS_MAX};
+use serde::Serialize;
+
+use super::spawn::{run_child, RunSpec};
+use super::ModelArgs;
+
+/// `humanoid experiment ...`.
+#[derive(Subcommand, Debug)]
+pub enum ExperimentCommand {
+    /// Run a world normally and with one need at 0, the emotion held, or every closeness
+    /// set, over several seeds, and compare what the agents did.
+    Ablation(AblationArgs),
+}
+
+/// Arguments of `experiment ablation`.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("what").required(true).args(["need", "emotion", "closeness"])))]
+pub struct AblationArgs {
+    /// The world file.
+    pub world: PathBuf,
+    /// Start this need at 0 for every agent; reports the hours spent on activities that
+    /// satisfy it, normal vs ablated.
+    #[arg(long)]
+    pub need: Option<String>,
+    /// Hold every agent's emotion at this one all run; reports the hours spent on each
+    /// need, normal vs held.
+    #[arg(long)]
+    pub emotion: Option<String>,
+    /// Set every closeness to each of these levels (default 0,5,10,15); reports the number
+    /// of conversations and the share that every participant enjoyed.
+    #[arg(long, num_args = 0.., value_delimiter = ',')]
+    pub closeness: Option<Vec<u8>>,
+    /// Simulated days per run.
+    #[arg(long, default_value_t = 1)]
+    pub days: u32,
+    /// Stop each run after this many steps (default: all of the days).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Number of seeds per setting.
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    /// The first seed (the seeds are consecutive).
+    #[arg(long, default_value_t = 0)]
+    pub first_seed: u64,
+    /// Experiment directory: one run per setting and seed, and ablation.json (default:
+    /// runs/ablation-WORLD-WHAT). Running the command again continues an interrupted one.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// One setting's runs.
+#[derive(Serialize)]
+struct SettingRuns {
+    setting: String,
+    conditions: Vec<String>,
+    runs: Vec<(u64, PathBuf, RunMeasures)>,
+}
+
+/// What the report compares.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Findings {
+    Need {
+        need: String,
+        hours: Comparison,
+    },
+    Emotion {
+        emotion: String,
+        hours_by_need: Vec<(String, Comparison)>,
+    },
+    Closeness {
+        levels: Vec<ClosenessRow>,
+    },
+}
+
+#[derive(Serialize)]
+struct ClosenessRow {
+    closeness: u8,
+    conversations: Option<Spread>,
+    positive_share: Option<Spread>,
+}
+
+/// Runs `experiment`.
+pub fn run(c: ExperimentCommand) -> Result<()> {
+    match c {
+        ExperimentCommand::Ablation(a) => ablation(a),
+    }
+}
+
+fn condition(s: &str) -> Result<Condition> {
+    s.parse::<Condition>().map_err(anyhow::Error::from)
+}
+
+fn ablation(a: AblationArgs) -> Result<()> {
+    let world = World::load(&a.world)?;
+    if a.seeds == 0 {
+        bail!("--seeds 0: at least one seed is needed");
+    }
+    let (what, settings) = settings(&a)?;
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stem = a.world.file_stem().unwrap_or_default().to_string_lossy();
+        PathBuf::from("runs").join(format!("ablation-{stem}-{what}"))
+    });
+    let seeds: Vec<u64> = (a.first_seed..a.first_seed + a.seeds).collect();
+    let total = settings.len() * seeds.len();
+    eprintln!(
+        "ablation of {what} on {}: {} settings × {} seeds -> {}",
+        world.name,
+        settings.len(),
+        seeds.len(),
+        out.display()
+    );
+    let mut results = Vec::new();
+    for (k, (setting, conds)) in settings.iter().enumerate() {
+        let mut runs = Vec::new();
+        for (j, &seed) in seeds.iter().enumerate() {
+            let dir = out.join(setting).join(format!("seed-{seed}"));
+            eprintln!(
+                "[{}/{total}] {setting}, seed {seed}: {}",
+                k * seeds.len() + j + 1,
+                dir.display()
+            );
+            let child = run_child(&RunSpec {
+                world: &a.world,
+                out: dir.clone(),
+                seed,
+                days: Some(a.days),
+                steps: a.steps,
+                conditions: conds.clone(),
+                model: &a.model,
+            })?;
+            if child.reused {
+                eprintln!("  already complete, kept");
+            }
+            let m = measure_run(&dir).with_context(|| format!("measuring {}", dir.display()))?;
+            runs.push((seed, dir, m));
+        }
+        results.push(SettingRuns {
+            setting: setting.clone(),
+            conditions: conds.clone(),
+            runs,
+        });
+    }
+    let findings = findings(&a, &results)?;
+    let report = serde_json::json!({
+        "world": world.name,
+        "days": a.days,
+        "steps": a.steps,
+        "seeds": seeds,
+        "settings": results,
+        "findings": findings,
+    });
+    let path = out.join("ablation.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_findings(&findings, &results);
+        println!("runs and ablation.json: {}", out.display());
+    }
+    Ok(())
+}
+
+/// The settings to run (name, `--condition` values) and a name for what is ablated.
+fn settings(a: &AblationArgs) -> Result<(String, Vec<(String, Vec<String>)>)> {
+    let normal = ("normal".to_string(), Vec::new());
+    if let Some(n) = &a.need {
+        let c = condition(&format!("{}=0", n.trim())).with_context(|| format!("--need {n}"))?;
+        let c = c.to_string();
+        return Ok((n.trim().to_string(), vec![normal, (c.clone(), vec![c])]));
+    }
+    if let Some(e) = &a.emotion {
+        let c = condition(&format!("emotion={}", e.trim()))
+            .with_context(|| format!("--emotion {e}"))?;
+        let c = c.to_string();
+        return Ok((c.clone(), vec![normal, (c.clone(), vec![c])]));
+    }
+    let mut levels = a.closeness.clone().unwrap_or_default();
+    if levels.is_empty() {
+        levels = vec![0, 5, 10, 15];
+    }
+    if let Some(l) = levels.iter().find(|&&l| l > CLOSENESS_MAX) {
+        bail!("--closeness {l}: must be 0–{CLOSENESS_MAX}");
+    }
+    levels.sort_unstable();
+    levels.dedup();
+    let s = levels
+        .iter()
+        .map(|l| {
+            let c = format!("closeness={l}");
+            (c.clone(), vec![c])
+        })
+        .collect();
+    Ok(("closeness".into(), s))
+}
+
+fn findings(a: &AblationArgs, results: &[SettingRuns]) -> Result<Findings> {
+    let values = |s: &SettingRuns, f: &dyn Fn(&RunMeasures) -> f64| -> Vec<f64> {
+        s.runs.iter().map(|(_, _, m)| f(m)).collect()
+    };
+    if let Some(n) = &a.need {
+        let need: Need = n
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--need {n}: {e}"))?;
+        let hours = compare(
+            &values(&results[0], &|m| m.hours_on(need)),
+            &values(&results[1], &|m| m.hours_on(need)),
+        );
+        return Ok(Findings::Need {
+            need: need.as_str().into(),
+            hours,
+        });
+    }
+    if a.emotion.is_some() {
+        let hours_by_need = Need::ALL
+            .iter()
+            .map(|&need| {
+                let c = compare(
+                    &values(&results[0], &|m| m.hours_on(need)),
+                    &values(&results[1], &|m| m.hours_on(need)),
+                );
+                (need.as_str().to_string(), c)
+            })
+            .collect();
+        return Ok(Findings::Emotion {
+            emotion: results[1].setting.clone(),
+            hours_by_need,
+        });
+    }
+    let levels = results
+        .iter()
+        .map(|s| ClosenessRow {
+            closeness: s.setting["closeness=".len()..].parse().unwrap_or(0),
+            conversations: Spread::of(&values(s, &|m| m.conversations as f64)),
+            positive_share: Spread::of(
+                &s.runs
+                    .iter()
+                    .filter_map(|(_, _, m)| m.positive_share())
+                    .collect::<Vec<_>>(),
+            ),
+        })
+        .collect();
+    Ok(Findings::Closeness { levels })
+}
+
+fn spread(s: Option<Spread>, unit: &str) -> String {
+    s.map_or("n/a".into(), |s| format!("{:.2} ± {:.2}{unit}", s.mean, s.sd))
+}
+
+fn increase(c: &Comparison) -> String {
+    let mean = c
+        .increase_pct
+        .map_or("n/a (normal is 0)".into(), |p| format!("{p:+.0}%"));
+    match c.per_seed_increase_pct {
+        Some(s) => format!("{mean} (per seed {:+.0}% ± {:.0}%, n={})", s.mean, s.sd, s.n),
+        None => mean,
+    }
+}
+
+fn print_findings(f: &Findings, results: &[SettingRuns]) {
+    let seeds = results.first().map_or(0, |s| s.runs.len());
+    match f {
+        Findings::Need { need, hours } => {
+            println!("hours per agent on activities that satisfy {need} (mean ± sd over {seeds} seeds):");
+            println!("  {:<14} {}", results[0].setting, spread(hours.normal, " h"));
+            println!("  {:<14} {}", results[1].setting, spread(hours.treated, " h"));
+            println!("  increase       {}", increase(hours));
+        }
+        Findings::Emotion {
+            emotion,
+            hours_by_need,
+        } => {
+            println!("hours per agent on activities that satisfy each need, normal vs {emotion} (mean ± sd over {seeds} seeds):");
+            for (need, c) in hours_by_need {
+                println!(
+                    "  {need:<9} {:<16} {:<16} {}",
+                    spread(c.normal, " h"),
+                    spread(c.treated, " h"),
+                    increase(c)
+                );
+            }
+        }
+        Findings::Closeness { levels } => {
+            println!("conversations by starting closeness (mean ± sd over {seeds} seeds):");
+            for r in levels {
+                println!(
+                    "  closeness {:>2}: {:<16} conversations, positive share {}",
+                    r.closeness,
+                    spread(r.conversations, ""),
+                    spread(r.positive_share, "")
+                );
+            }
+        }
+    }
+}
