@@ -22,6 +22,7 @@ pub mod remote;
 pub mod request;
 pub mod sampler;
 pub mod scheduler;
+pub mod serve;
 pub mod template;
 pub mod tensor;
 pub mod tokenizer;

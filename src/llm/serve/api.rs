@@ -1,0 +1,239 @@
+//! The OpenAI-compatible request bodies `serve-llm` accepts, checked into engine requests,
+//! and the pieces of its answers. Every problem is a message for a 400 answer.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::llm::request::GenerateRequest;
+use crate::llm::sampler::Sampling;
+use crate::llm::template::Message;
+use crate::llm::tokenizer::Tokenizer;
+
+/// `stop`: one string or several.
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Stop {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Sampling fields common to both endpoints.
+#[derive(Deserialize, Debug, Default)]
+pub struct Params {
+    pub model: Option<String>,
+    pub max_tokens: Option<i64>,
+    pub max_completion_tokens: Option<i64>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub top_k: Option<i64>,
+    pub seed: Option<i64>,
+    pub stop: Option<Stop>,
+    pub n: Option<i64>,
+    #[serde(default)]
+    pub stream: bool,
+}
+
+/// A chat message's content: text, or a list of parts of which the text ones are used.
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<Value>),
+}
+
+#[derive(Deserialize, Debug)]
+pub struct MessageIn {
+    pub role: String,
+    pub content: Option<Content>,
+}
+
+/// `POST /v1/chat/completions`.
+#[derive(Deserialize, Debug)]
+pub struct ChatBody {
+    pub messages: Vec<MessageIn>,
+    #[serde(flatten)]
+    pub params: Params,
+    #[serde(default)]
+    pub logprobs: bool,
+    pub top_logprobs: Option<i64>,
+}
+
+/// `POST /v1/completions`.
+#[derive(Deserialize, Debug)]
+pub struct CompletionBody {
+    pub prompt: Value,
+    #[serde(flatten)]
+    pub params: Params,
+    #[serde(default)]
+    pub echo: bool,
+    pub logprobs: Option<i64>,
+}
+
+/// Most alternatives per token a client may ask for.
+pub const MAX_TOP_LOGPROBS: i64 = 20;
+
+/// Parses a JSON body into `T`, the error a readable message.
+pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|e| format!("invalid request body: {e}"))
+}
+
+impl Params {
+    /// A generate request for `prompt` from these fields (`default_max` when none is given;
+    /// `seed` when the client gives none).
+    pub fn generate(
+        &self,
+        prompt: crate::llm::Prompt,
+        default_max: usize,
+        seed: u64,
+    ) -> Result<GenerateRequest, String> {
+        if let Some(n) = self.n.filter(|&n| n != 1) {
+            return Err(format!("n = {n}: only one choice per request is supported"));
+        }
+        let max = match self.max_completion_tokens.or(self.max_tokens) {
+            None => default_max,
+            Some(m) if (0..=1 << 20).contains(&m) => m as usize,
+            Some(m) => return Err(format!("max_tokens = {m}: must be 0 or more")),
+        };
+        let t = self.temperature.unwrap_or(1.0);
+        if !(0.0..=100.0).contains(&t) {
+            return Err(format!("temperature = {t}: must be between 0 and 100"));
+        }
+        let p = self.top_p.unwrap_or(1.0);
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(format!("top_p = {p}: must be in (0, 1]"));
+        }
+        let k = match self.top_k {
+            None => 0,
+            Some(k) if k >= -1 => k.max(0) as usize,
+            Some(k) => return Err(format!("top_k = {k}: must be 0 or more")),
+        };
+        let mut g = GenerateRequest::new(prompt, max);
+        g.sampling = Sampling {
+            temperature: t as f32,
+            top_k: k,
+            top_p: p as f32,
+        };
+        g.seed = match self.seed {
+            Some(s) => s as u64,
+            None => seed,
+        };
+        g.stop = match &self.stop {
+            None => Vec::new(),
+            Some(Stop::One(s)) => vec![s.clone()],
+            Some(Stop::Many(v)) => v.clone(),
+        };
+        g.stop.retain(|s| !s.is_empty());
+        Ok(g)
+    }
+}
+
+/// The chat messages of a body, roles checked.
+pub fn messages(body: &ChatBody) -> Result<Vec<Message>, String> {
+    if body.messages.is_empty() {
+        return Err("messages is empty".into());
+    }
+    body.messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let role = match m.role.as_str() {
+                "system" | "developer" => "system",
+                "user" => "user",
+                "assistant" => "assistant",
+                r => return Err(format!("messages[{i}].role = {r:?}: expected system, user or assistant")),
+            };
+            let text = match &m.content {
+                None => String::new(),
+                Some(Content::Text(t)) => t.clone(),
+                Some(Content::Parts(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join(""),
+            };
+            Ok(Message::new(role, text))
+        })
+        .collect()
+}
+
+/// One prompt of a completions body: a string or token ids.
+pub enum PromptIn {
+    Text(String),
+    Tokens(Vec<u32>),
+}
+
+/// The prompts of a completions body (a string, token ids, or a list of either).
+pub fn prompts(v: &Value, vocab: usize) -> Result<Vec<PromptIn>, String> {
+    let ids = |a: &[Value]| -> Result<Vec<u32>, String> {
+        a.iter()
+            .map(|x| {
+                x.as_u64()
+                    .filter(|&t| (t as usize) < vocab)
+                    .map(|t| t as u32)
+                    .ok_or_else(|| format!("prompt token {x} is not an id below {vocab}"))
+            })
+            .collect()
+    };
+    match v {
+        Value::String(s) => Ok(vec![PromptIn::Text(s.clone())]),
+        Value::Array(a) if a.is_empty() => Err("prompt is empty".into()),
+        Value::Array(a) if a.iter().all(Value::is_number) => Ok(vec![PromptIn::Tokens(ids(a)?)]),
+        Value::Array(a) => a
+            .iter()
+            .map(|p| match p {
+                Value::String(s) => Ok(PromptIn::Text(s.clone())),
+                Value::Array(t) => Ok(PromptIn::Tokens(ids(t)?)),
+                _ => Err("prompt: expected a string, token ids or a list of them".into()),
+            })
+            .collect(),
+        _ => Err("prompt: expected a string, token ids or a list of them".into()),
+    }
+}
+
+/// The text pieces of `ids` and each one's character offset from `base`; a BOS the
+/// tokenizer added (absent from `text`) is an empty piece, so offsets follow `text`.
+pub fn pieces(tok: &Tokenizer, ids: &[u32], text: &str, base: usize) -> (Vec<String>, Vec<usize>) {
+    let bos_text = tok
+        .bos_id()
+        .map(|b| String::from_utf8_lossy(&tok.token_bytes(b)).into_owned());
+    let mut out = Vec::with_capacity(ids.len());
+    let mut offsets = Vec::with_capacity(ids.len());
+    let mut chars = base;
+    for (i, &id) in ids.iter().enumerate() {
+        let added_bos = i == 0
+            && tok.bos_id() == Some(id)
+            && bos_text.as_deref().is_some_and(|b| !text.starts_with(b));
+        let bytes = if added_bos { Vec::new() } else { tok.token_bytes(id) };
+        offsets.push(chars);
+        // Characters = bytes that start a UTF-8 sequence.
+        chars += bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+        out.push(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    (out, offsets)
+}
+
+/// An OpenAI-style error body.
+pub fn error_body(message: &str, kind: &str) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_fields_are_checked() {
+        let p: Params = serde_json::from_str(r#"{"temperature": -1}"#).unwrap();
+        let e = p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).unwrap_err();
+        assert!(e.contains("temperature"), "{e}");
+        let p: Params = serde_json::from_str(r#"{"n": 2}"#).unwrap();
+        assert!(p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).is_err());
+        let p: Params =
+            serde_json::from_str(r#"{"temperature": 0, "seed": 7, "stop": "\n"}"#).unwrap();
+        let g = p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).unwrap();
+        assert_eq!((g.seed, g.stop.clone(), g.max_tokens), (7, vec!["\n".to_string()], 4));
+        assert!(parse::<ChatBody>(b"{").unwrap_err().contains("invalid request body"));
+        assert!(prompts(&json!([1, 2, 99]), 50).is_err());
+        assert!(prompts(&json!({}), 50).is_err());
+    }
+}
