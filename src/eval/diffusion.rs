@@ -68,7 +68,7 @@ pub struct DiffusionReport {
 pub fn question(fact: &str) -> String {
     let fact = fact
         .trim()
-        .trim_end_matches(|c: char| c == '.' || c == '?' || c == '!')
+        .trim_end_matches(['.', '?', '!'])
         .trim();
     format!("Do you know about this: {fact}? Answer yes or no.")
 }
