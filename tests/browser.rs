@@ -294,6 +294,7 @@ fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
         steps: u64::from(steps),
         conditions: vec![],
         injections: Vec::new(),
+        backend: None,
     };
     std::fs::write(
         dir.join("config.json"),

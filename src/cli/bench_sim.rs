@@ -90,6 +90,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             steps,
             conditions: Vec::new(),
             injections: Vec::new(),
+            backend: None,
         };
         let before = parts.engine.borrow().stats().clone();
         let t0 = Instant::now();

@@ -11,7 +11,9 @@ mod inspect;
 mod interview;
 mod memlog;
 mod models;
+mod remote;
 mod run;
+mod serve_llm;
 mod spawn;
 mod validate;
 mod view;
@@ -49,6 +51,9 @@ pub enum Command {
     Serve(view::ServeArgs),
     /// Write the run viewer as one self-contained HTML file.
     Report(view::ReportArgs),
+    /// Serve the chat model over an OpenAI-compatible HTTP API (for `run --backend openai`
+    /// and other tools).
+    ServeLlm(serve_llm::ServeLlmArgs),
     /// World files: generate synthetic towns.
     #[command(subcommand)]
     World(world::WorldCommand),
@@ -177,6 +182,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Experiment(c) => experiment::run(c),
         Command::Interview(a) => interview::run(a),
         Command::Report(a) => view::report(a),
+        Command::ServeLlm(a) => serve_llm::run(a),
         Command::Run(a) => run::run(a),
         Command::Resume(a) => run::resume(a),
         Command::Check(a) => run::check(a),

@@ -7,11 +7,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
-use humanoid::llm::{DeviceChoice, Inference};
+use humanoid::llm::{DeviceChoice, Engine, Inference};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
 use humanoid::sim::lock::{RunLock, LOCK_FILE};
-use humanoid::sim::{Injection, ModelInfo, Run, RunConfig, Runtime, RuntimeParts};
+use humanoid::sim::{Injection, ModelInfo, Run, RunConfig, Runtime, RuntimeParts, SimError};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -45,6 +45,8 @@ pub struct RunArgs {
     pub injections: Vec<String>,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: super::remote::BackendArgs,
 }
 
 /// Arguments of `resume`.
@@ -59,6 +61,9 @@ pub struct ResumeArgs {
     /// slightly from an uninterrupted one).
     #[arg(long)]
     pub device: Option<DeviceChoice>,
+    /// For a run on a remote server: its URL now, if it moved (default: the recorded one).
+    #[arg(long)]
+    pub url: Option<String>,
 }
 
 /// Arguments of `check`.
@@ -120,31 +125,50 @@ pub fn run(a: RunArgs) -> Result<()> {
     if out.exists() && !out.is_dir() {
         bail!("--out {}: exists and is not a folder", out.display());
     }
-    // The device before the model: one this build or machine lacks fails here, not after
-    // the model is loaded.
-    a.model
-        .device
-        .candle_device()
-        .with_context(|| format!("--device {}", a.model.device))?;
-    let (resolved, engine) = a.model.load()?;
-    let sha256 = sha256_file(&resolved.path)?;
+    let remote = a
+        .backend
+        .remote(a.model.model.as_deref(), a.model.context)?;
+    let (backend, model, model_name, device): (Box<dyn Inference>, ModelInfo, String, String) =
+        match &remote {
+            Some(cfg) => {
+                let client = super::remote::connect(cfg.clone())?;
+                let info = ModelInfo {
+                    spec: cfg.model.clone(),
+                    path: client.url().to_string(),
+                    sha256: String::new(),
+                };
+                (Box::new(client), info, cfg.model.clone(), "remote".into())
+            }
+            None => {
+                // The device before the model: one this build or machine lacks fails here,
+                // not after the model is loaded.
+                a.model
+                    .device
+                    .candle_device()
+                    .with_context(|| format!("--device {}", a.model.device))?;
+                let (resolved, engine) = a.model.load()?;
+                let info = ModelInfo {
+                    spec: a
+                        .model
+                        .model
+                        .clone()
+                        .unwrap_or_else(|| resolved.name.clone()),
+                    path: resolved.path.display().to_string(),
+                    sha256: sha256_file(&resolved.path)?,
+                };
+                let device = a.model.device.to_string();
+                (Box::new(engine), info, resolved.name, device)
+            }
+        };
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
     let config = RunConfig {
         version: env!("CARGO_PKG_VERSION").to_string(),
         world_file: a.world.display().to_string(),
         world_source: world.source.clone(),
-        model: ModelInfo {
-            spec: a
-                .model
-                .model
-                .clone()
-                .unwrap_or_else(|| resolved.name.clone()),
-            path: resolved.path.display().to_string(),
-            sha256,
-        },
+        model,
         embed_model: embedder.dir().display().to_string(),
         seed: a.seed,
-        device: a.model.device.to_string(),
+        device,
         threads: rayon::current_num_threads(),
         max_num_seqs: a.model.max_num_seqs,
         max_batched_tokens: a.model.max_batched_tokens,
@@ -153,17 +177,18 @@ pub fn run(a: RunArgs) -> Result<()> {
         steps,
         conditions: conditions.iter().map(ToString::to_string).collect(),
         injections,
+        backend: remote,
     };
     eprintln!(
         "run: {} ({} agents, {} steps) on {} with seed {} -> {}",
         world.name,
         world.agents.len(),
         steps,
-        resolved.name,
+        model_name,
         a.seed,
         out.display()
     );
-    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let parts = RuntimeParts::with_backend(backend, Box::new(embedder));
     let rt = parts.runtime();
     let run = Run::create(&out, config, &rt, &mut |_| {})?;
     drive(run, &rt)
@@ -176,15 +201,10 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         .with_context(|| format!("{} is not a run directory", a.dir.display()))?;
     let config: RunConfig =
         serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
-    let sha = sha256_file(Path::new(&config.model.path))
-        .with_context(|| format!("the run's model {}", config.model.path))?;
-    if sha != config.model.sha256 {
-        bail!(
-            "{}: sha256 {} differs from the run's {}: resuming with another model would not reproduce the run",
-            config.model.path,
-            sha,
-            config.model.sha256
-        );
+    if config.backend.is_none() {
+        check_model_file(&config)?;
+    } else if a.device.is_some() {
+        bail!("--device: the run's model runs on a remote server");
     }
     // A run killed while it was being created has no checkpoint: it starts again.
     let opened = if a.dir.join("checkpoint.bin").exists() {
@@ -199,6 +219,58 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
     } else {
         None
     };
+    let mut config = config;
+    let backend: Box<dyn Inference> = match &mut config.backend {
+        Some(remote) => {
+            if let Some(url) = &a.url {
+                remote.url = url.clone();
+            }
+            Box::new(super::remote::connect(remote.clone())?)
+        }
+        None => Box::new(local_engine(&a, &config, &cfg_path)?),
+    };
+    let embedder = Embedder::load(Path::new(&config.embed_model))
+        .or_else(|_| Embedder::load_default(true))
+        .context("loading the embedding model")?;
+    let parts = RuntimeParts::with_backend(backend, Box::new(embedder));
+    let rt = parts.runtime();
+    let run = match opened {
+        Some(run) => run,
+        None => {
+            eprintln!(
+                "resume: {} stopped before its first checkpoint: starting it again",
+                a.dir.display()
+            );
+            clear_unstarted(&a.dir)?;
+            Run::create(&a.dir, config, &rt, &mut |_| {})?
+        }
+    };
+    eprintln!(
+        "resume: {} at step {} of {}",
+        a.dir.display(),
+        run.sim.state.step,
+        run.sim.state.end_step
+    );
+    drive(run, &rt)
+}
+
+/// Fails unless the run's model file is still the one it started with.
+fn check_model_file(config: &RunConfig) -> Result<()> {
+    let sha = sha256_file(Path::new(&config.model.path))
+        .with_context(|| format!("the run's model {}", config.model.path))?;
+    if sha != config.model.sha256 {
+        bail!(
+            "{}: sha256 {} differs from the run's {}: resuming with another model would not reproduce the run",
+            config.model.path,
+            sha,
+            config.model.sha256
+        );
+    }
+    Ok(())
+}
+
+/// The in-process engine a resumed run continues on.
+fn local_engine(a: &ResumeArgs, config: &RunConfig, cfg_path: &Path) -> Result<Engine> {
     let recorded: DeviceChoice = config
         .device
         .parse()
@@ -219,29 +291,7 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         prefix_cache_mib: humanoid::llm::DEFAULT_PREFIX_CACHE_MIB,
     };
     let (_, engine) = args.load()?;
-    let embedder = Embedder::load(Path::new(&config.embed_model))
-        .or_else(|_| Embedder::load_default(true))
-        .context("loading the embedding model")?;
-    let parts = RuntimeParts::new(engine, Box::new(embedder));
-    let rt = parts.runtime();
-    let run = match opened {
-        Some(run) => run,
-        None => {
-            eprintln!(
-                "resume: {} stopped before its first checkpoint: starting it again",
-                a.dir.display()
-            );
-            clear_unstarted(&a.dir)?;
-            Run::create(&a.dir, config, &rt, &mut |_| {})?
-        }
-    };
-    eprintln!(
-        "resume: {} at step {} of {}",
-        a.dir.display(),
-        run.sim.state.step,
-        run.sim.state.end_step
-    );
-    drive(run, &rt)
+    Ok(engine)
 }
 
 /// Removes what a run killed before its first checkpoint left (its config is kept in memory).
@@ -287,6 +337,7 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
         std::env::var_os("HUMANOID_STEP_LOG").and_then(|p| std::fs::File::create(p).ok());
     let mut mem_log = super::memlog::MemLog::from_env();
     while !run.finished() {
+        let before = run.sim.state.step;
         let p = run.step(rt, &mut |e| {
             if let (
                 Some(f),
@@ -300,7 +351,19 @@ fn drive(mut run: Run, rt: &Runtime<'_>) -> Result<()> {
                 use std::io::Write;
                 let _ = writeln!(f, "{seqs} {tokens} {}", elapsed.as_secs_f64());
             }
-        })?;
+        });
+        let p = match p {
+            Err(e @ SimError::Backend(_)) => {
+                bar.abandon();
+                bail!(
+                    "{e}\nstep {} of {} was not applied; the steps before it are saved: `humanoid resume {}` continues the run",
+                    before + 1,
+                    run.sim.state.end_step,
+                    run.dir.display()
+                );
+            }
+            other => other?,
+        };
         if let Some(engine) = rt.engine.borrow().as_engine() {
             mem_log.sample(p.step, engine, &run.sim);
         }

@@ -396,6 +396,7 @@ pub(crate) mod tests {
             steps: 3,
             conditions: vec![],
             injections: Vec::new(),
+            backend: None,
         };
         std::fs::write(
             dir.join("config.json"),

@@ -23,6 +23,10 @@ pub enum SimError {
     Locked { dir: PathBuf, holder: String },
     #[error("{0}")]
     Invalid(String),
+    /// The model backend stopped serving (a remote server down through every retry); the
+    /// step that saw it was not applied.
+    #[error("{0}")]
+    Backend(String),
 }
 
 /// Shorthand for results of the simulation.

@@ -13,6 +13,7 @@ use super::inject::{self, Injection};
 use super::lock::RunLock;
 use super::tick::{Counters, Runtime, Sim, SimState};
 use crate::agent::AgentState;
+use crate::llm::remote::RemoteConfig;
 use crate::llm::Event;
 use crate::memory::{MemoryStream, StreamConfig};
 use crate::world::{Condition, World};
@@ -49,6 +50,9 @@ pub struct RunConfig {
     /// Thoughts planted before the first step (`--inject`), in the order given.
     #[serde(default)]
     pub injections: Vec<Injection>,
+    /// The remote server the chat model ran on (`--backend openai`); absent in-process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<RemoteConfig>,
 }
 
 impl RunConfig {
@@ -97,6 +101,14 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(io_err(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+/// An error if the backend has stopped serving (its answers of this step are not usable).
+fn backend_ok(rt: &Runtime<'_>) -> Result<()> {
+    match rt.engine.borrow().failure() {
+        Some(e) => Err(SimError::Backend(e)),
+        None => Ok(()),
+    }
 }
 
 impl Run {
@@ -165,6 +177,7 @@ impl Run {
         )];
         first.extend(sim.seed_memories(rt, on_event));
         first.extend(sim.inject(rt, &config.injections)?);
+        backend_ok(rt)?;
         events.append(&first)?;
         events.flush()?;
         checkpoint::write(
@@ -225,9 +238,12 @@ impl Run {
     }
 
     /// Runs the next step: tick, state file, events, checkpoint (in that order, so a kill
-    /// at any point resumes from the last complete step).
+    /// at any point resumes from the last complete step). If the model backend stopped
+    /// serving during the tick nothing is written: the step is not applied, and this `Run`
+    /// must be dropped (resume continues from the last checkpoint).
     pub fn step(&mut self, rt: &Runtime<'_>, on_event: &mut dyn FnMut(&Event)) -> Result<Progress> {
         let out = self.sim.tick(rt, on_event);
+        backend_ok(rt)?;
         write_json(&self.dir.join(&out.file_name), &out.state)?;
         self.events.append(&out.events)?;
         self.events.flush()?;

@@ -75,10 +75,11 @@ pub fn parse_echo(
     if values.len() < 2 {
         return Err("token_logprobs holds no prompt tokens (echo unsupported)".into());
     }
-    let offsets: Option<Vec<usize>> = lp
-        .get("text_offset")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|o| o.as_u64().map(|o| o as usize)).collect());
+    let offsets: Option<Vec<usize>> = lp.get("text_offset").and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(|o| o.as_u64().map(|o| o as usize))
+            .collect()
+    });
     let usage_prompt = v
         .pointer("/usage/prompt_tokens")
         .and_then(Value::as_u64)
@@ -154,7 +155,10 @@ pub fn parse_first_token(v: &Value) -> Result<(Vec<(String, f32)>, usize), Strin
     let mut out = Vec::new();
     for t in top {
         let token = t.get("token").and_then(Value::as_str).ok_or("no token")?;
-        let lp = t.get("logprob").and_then(Value::as_f64).ok_or("no logprob")?;
+        let lp = t
+            .get("logprob")
+            .and_then(Value::as_f64)
+            .ok_or("no logprob")?;
         out.push((token.to_string(), lp as f32));
     }
     if out.is_empty() {
@@ -180,7 +184,8 @@ pub fn first_token_scores(top: &[(String, f32)], options: &[String]) -> Vec<f32>
                 .iter()
                 .filter(|(t, _)| {
                     let t = t.trim_start();
-                    !t.is_empty() && (o.starts_with(t) || o.to_lowercase().starts_with(&t.to_lowercase()))
+                    !t.is_empty()
+                        && (o.starts_with(t) || o.to_lowercase().starts_with(&t.to_lowercase()))
                 })
                 .map(|(_, lp)| f64::from(*lp).exp())
                 .sum();
@@ -216,10 +221,7 @@ pub fn choice_from_logprobs(logp: Vec<f32>, prompt_tokens: usize) -> Choice {
 
 /// The question with the options spelled out, for servers that can only generate.
 pub fn options_hint(options: &[String]) -> String {
-    format!(
-        "\n\nAnswer with exactly one of: {}.",
-        options.join("; ")
-    )
+    format!("\n\nAnswer with exactly one of: {}.", options.join("; "))
 }
 
 fn normalise(s: &str) -> String {

@@ -59,7 +59,10 @@ fn messages_json(m: &[Message]) -> Value {
 }
 
 fn finish_of(v: &Value) -> FinishReason {
-    match v.pointer("/choices/0/finish_reason").and_then(Value::as_str) {
+    match v
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str)
+    {
         Some("length") => FinishReason::Length,
         _ => FinishReason::Stop,
     }
@@ -70,16 +73,20 @@ impl RemoteClient {
     /// if it cannot be reached) and detects how `choose` can be scored.
     pub fn connect(cfg: RemoteConfig) -> std::result::Result<Self, RemoteError> {
         let api_key = match &cfg.api_key_env {
-            Some(var) => Some(
-                std::env::var(var).map_err(|_| RemoteError::MissingKey(var.clone()))?,
-            ),
+            Some(var) => {
+                Some(std::env::var(var).map_err(|_| RemoteError::MissingKey(var.clone()))?)
+            }
             None => None,
         };
         if cfg.max_inflight == 0 {
-            return Err(RemoteError::Invalid("--max-inflight must be at least 1".into()));
+            return Err(RemoteError::Invalid(
+                "--max-inflight must be at least 1".into(),
+            ));
         }
         if !(cfg.timeout_secs > 0.0 && cfg.timeout_secs.is_finite()) {
-            return Err(RemoteError::Invalid("--request-timeout must be positive".into()));
+            return Err(RemoteError::Invalid(
+                "--request-timeout must be positive".into(),
+            ));
         }
         let local = LocalModel::load(std::path::Path::new(&cfg.tokenizer))?;
         let http = Http::new(
@@ -95,7 +102,10 @@ impl RemoteClient {
         };
         let ids = http
             .get("/v1/models", |v| {
-                let data = v.get("data").and_then(Value::as_array).ok_or("no `data` list")?;
+                let data = v
+                    .get("data")
+                    .and_then(Value::as_array)
+                    .ok_or("no `data` list")?;
                 Ok(data
                     .iter()
                     .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
@@ -123,6 +133,11 @@ impl RemoteClient {
         Ok(client)
     }
 
+    /// The settings it was connected with.
+    pub fn config(&self) -> &RemoteConfig {
+        &self.cfg
+    }
+
     /// How `choose` is scored on this server.
     pub fn choose_method(&self) -> ChooseMethod {
         self.method
@@ -142,9 +157,11 @@ impl RemoteClient {
         let m = &self.cfg.model;
         let prompt = "<|probe|> The capital of France is Paris";
         let chars = prompt.chars().count();
-        let echo = self.http.probe("/v1/completions", &choose::echo_body(m, prompt), |v| {
-            choose::parse_echo(v, chars - 6, chars, 1)
-        });
+        let echo = self
+            .http
+            .probe("/v1/completions", &choose::echo_body(m, prompt), |v| {
+                choose::parse_echo(v, chars - 6, chars, 1)
+            });
         match echo {
             Ok(_) => return Ok(ChooseMethod::Echo),
             Err(CallError::Fatal(e)) => return Err(CallError::Fatal(e)),
@@ -227,7 +244,11 @@ impl RemoteClient {
                         })
                         .map(|(lp, p)| Out::Scored(lp, p))
                 } else {
-                    let ids = self.local.tokenizer.encode_prompt(&full, true).map_err(bad)?;
+                    let ids = self
+                        .local
+                        .tokenizer
+                        .encode_prompt(&full, true)
+                        .map_err(bad)?;
                     let body = choose::prompt_logprobs_body(m, &full);
                     self.http
                         .post("/v1/completions", &body, |v| {
@@ -252,7 +273,8 @@ impl RemoteClient {
                 let longest = c.options.iter().map(|o| o.len()).max().unwrap_or(1);
                 let mut g = GenerateRequest::new(with_hint(&c.prompt, &c.options), longest + 8);
                 g.stop = vec!["\n".into()];
-                self.generate(&g).map(|x| Out::Picked(x.text, x.prompt_tokens))
+                self.generate(&g)
+                    .map(|x| Out::Picked(x.text, x.prompt_tokens))
             }
         }
     }
@@ -374,7 +396,8 @@ impl RemoteClient {
                 (Job::FirstToken(i), Ok(Out::Top(top, p))) => {
                     if let Request::Choose(c) = &requests[*i] {
                         let lp = choose::first_token_scores(&top, &c.options);
-                        results[*i] = Some(Ok(Response::Chosen(choose::choice_from_logprobs(lp, p))));
+                        results[*i] =
+                            Some(Ok(Response::Chosen(choose::choice_from_logprobs(lp, p))));
                     }
                 }
                 (Job::Pick(i), Ok(Out::Picked(text, p))) => {
@@ -387,9 +410,14 @@ impl RemoteClient {
                 }
                 (j, Ok(_)) => {
                     let i = match j {
-                        Job::Generate(i) | Job::Option(i, _) | Job::FirstToken(i) | Job::Pick(i) => *i,
+                        Job::Generate(i)
+                        | Job::Option(i, _)
+                        | Job::FirstToken(i)
+                        | Job::Pick(i) => *i,
                     };
-                    results[i] = Some(Err(LlmError::InvalidRequest("remote: mismatched answer".into())));
+                    results[i] = Some(Err(LlmError::InvalidRequest(
+                        "remote: mismatched answer".into(),
+                    )));
                 }
             }
         }
@@ -446,7 +474,9 @@ fn with_hint(prompt: &Prompt, options: &[String]) -> Prompt {
 fn picked(c: &ChooseRequest, text: &str, prompt_tokens: usize) -> Choice {
     let index = choose::closest_option(text, &c.options);
     tracing::debug!(reply = %text, option = %c.options[index], "choose by generation");
-    let probs: Vec<f32> = (0..c.options.len()).map(|k| f32::from(u8::from(k == index))).collect();
+    let probs: Vec<f32> = (0..c.options.len())
+        .map(|k| f32::from(u8::from(k == index)))
+        .collect();
     let logprobs = probs.iter().map(|p| p.ln()).collect();
     Choice {
         index,

@@ -277,7 +277,10 @@ mod tests {
 
     #[test]
     fn error_bodies_are_summarised() {
-        assert_eq!(error_message(r#"{"error":{"message":"too long"}}"#), "too long");
+        assert_eq!(
+            error_message(r#"{"error":{"message":"too long"}}"#),
+            "too long"
+        );
         assert_eq!(error_message("plain"), "plain");
     }
 

@@ -26,7 +26,9 @@ impl LocalModel {
             path: path.display().to_string(),
             reason: e.to_string(),
         };
-        let is_gguf = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"));
+        let is_gguf = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gguf"));
         let (tokenizer, template) = if is_gguf {
             let g = GgufFile::open(path).map_err(err)?;
             let tok = Tokenizer::from_gguf(&g).map_err(err)?;

@@ -140,7 +140,11 @@ pub fn messages(body: &ChatBody) -> Result<Vec<Message>, String> {
                 "system" | "developer" => "system",
                 "user" => "user",
                 "assistant" => "assistant",
-                r => return Err(format!("messages[{i}].role = {r:?}: expected system, user or assistant")),
+                r => {
+                    return Err(format!(
+                        "messages[{i}].role = {r:?}: expected system, user or assistant"
+                    ))
+                }
             };
             let text = match &m.content {
                 None => String::new(),
@@ -203,7 +207,11 @@ pub fn pieces(tok: &Tokenizer, ids: &[u32], text: &str, base: usize) -> (Vec<Str
         let added_bos = i == 0
             && tok.bos_id() == Some(id)
             && bos_text.as_deref().is_some_and(|b| !text.starts_with(b));
-        let bytes = if added_bos { Vec::new() } else { tok.token_bytes(id) };
+        let bytes = if added_bos {
+            Vec::new()
+        } else {
+            tok.token_bytes(id)
+        };
         offsets.push(chars);
         // Characters = bytes that start a UTF-8 sequence.
         chars += bytes.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
@@ -224,15 +232,26 @@ mod tests {
     #[test]
     fn sampling_fields_are_checked() {
         let p: Params = serde_json::from_str(r#"{"temperature": -1}"#).unwrap();
-        let e = p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).unwrap_err();
+        let e = p
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .unwrap_err();
         assert!(e.contains("temperature"), "{e}");
         let p: Params = serde_json::from_str(r#"{"n": 2}"#).unwrap();
-        assert!(p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).is_err());
+        assert!(p
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .is_err());
         let p: Params =
             serde_json::from_str(r#"{"temperature": 0, "seed": 7, "stop": "\n"}"#).unwrap();
-        let g = p.generate(crate::llm::Prompt::Text("x".into()), 4, 0).unwrap();
-        assert_eq!((g.seed, g.stop.clone(), g.max_tokens), (7, vec!["\n".to_string()], 4));
-        assert!(parse::<ChatBody>(b"{").unwrap_err().contains("invalid request body"));
+        let g = p
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .unwrap();
+        assert_eq!(
+            (g.seed, g.stop.clone(), g.max_tokens),
+            (7, vec!["\n".to_string()], 4)
+        );
+        assert!(parse::<ChatBody>(b"{")
+            .unwrap_err()
+            .contains("invalid request body"));
         assert!(prompts(&json!([1, 2, 99]), 50).is_err());
         assert!(prompts(&json!({}), 50).is_err());
     }

@@ -127,7 +127,10 @@ impl AppState {
             Some(m) if !m.is_empty() && !self.names.iter().any(|n| n == m) => Err((
                 StatusCode::NOT_FOUND,
                 Json(error_body(
-                    &format!("model {m:?} is not served here (this server serves {:?})", self.names[0]),
+                    &format!(
+                        "model {m:?} is not served here (this server serves {:?})",
+                        self.names[0]
+                    ),
                     "invalid_request_error",
                 )),
             )),
@@ -198,7 +201,10 @@ async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
         .map_err(bad)?;
     let top = b.top_logprobs.unwrap_or(0);
     if !(0..=api::MAX_TOP_LOGPROBS).contains(&top) {
-        return Err(bad(format!("top_logprobs = {top}: must be 0 to {}", api::MAX_TOP_LOGPROBS)));
+        return Err(bad(format!(
+            "top_logprobs = {top}: must be 0 to {}",
+            api::MAX_TOP_LOGPROBS
+        )));
     }
     let gen = s.generate(g).await?;
     let logprobs = if b.logprobs {
@@ -267,7 +273,12 @@ async fn one_completion(
     let k = match b.logprobs {
         None => None,
         Some(k) if (0..=api::MAX_TOP_LOGPROBS).contains(&k) => Some(k as usize),
-        Some(k) => return Err(bad(format!("logprobs = {k}: must be 0 to {}", api::MAX_TOP_LOGPROBS))),
+        Some(k) => {
+            return Err(bad(format!(
+                "logprobs = {k}: must be 0 to {}",
+                api::MAX_TOP_LOGPROBS
+            )))
+        }
     };
     let n = ids.len();
     let (gen_text, gen_ids, finish, scored) = match k {
@@ -287,7 +298,11 @@ async fn one_completion(
             let mut all = scored.tokens;
             if let Some(&t) = gen_ids.first() {
                 let (lp, top) = score::row_scores(&scored.next, Some(t), k);
-                all.push(score::TokenScore { token: t, logprob: lp, top });
+                all.push(score::TokenScore {
+                    token: t,
+                    logprob: lp,
+                    top,
+                });
             }
             (gen_text, gen_ids, finish, Some(all))
         }
@@ -323,7 +338,8 @@ async fn one_completion(
                 offsets.truncate(keep);
                 offsets.extend(gen_off);
             }
-            let piece = |id: u32| String::from_utf8_lossy(&s.tokenizer.token_bytes(id)).into_owned();
+            let piece =
+                |id: u32| String::from_utf8_lossy(&s.tokenizer.token_bytes(id)).into_owned();
             json!({
                 "tokens": pieces,
                 "token_logprobs": shown.iter().map(|t| t.logprob).collect::<Vec<_>>(),
@@ -335,7 +351,11 @@ async fn one_completion(
             })
         }
     };
-    let shown_text = if b.echo { format!("{text}{gen_text}") } else { gen_text };
+    let shown_text = if b.echo {
+        format!("{text}{gen_text}")
+    } else {
+        gen_text
+    };
     Ok((
         json!({"index": index, "text": shown_text, "logprobs": logprobs,
                "finish_reason": finish_name(finish)}),
@@ -363,7 +383,8 @@ async fn completions_inner(s: &Arc<AppState>, body: &[u8]) -> Result<HttpRespons
     let mut choices = Vec::new();
     let (mut prompt_tokens, mut completion_tokens) = (0, 0);
     for r in join_all(pending).await {
-        let (c, p, g) = r.ok_or_else(|| from_llm(LlmError::InvalidRequest("a completion failed".into())))??;
+        let (c, p, g) =
+            r.ok_or_else(|| from_llm(LlmError::InvalidRequest("a completion failed".into())))??;
         choices.push(c);
         prompt_tokens += p;
         completion_tokens += g;
@@ -384,7 +405,11 @@ where
     let handles: Vec<_> = futs.into_iter().map(tokio::spawn).collect();
     let mut out = Vec::with_capacity(handles.len());
     for h in handles {
-        out.push(h.await.map_err(|e| tracing::error!("a completion task failed: {e}")).ok());
+        out.push(
+            h.await
+                .map_err(|e| tracing::error!("a completion task failed: {e}"))
+                .ok(),
+        );
     }
     out
 }

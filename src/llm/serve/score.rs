@@ -50,7 +50,10 @@ pub fn row_scores(row: &[f32], token: Option<u32>, k: usize) -> (Option<f32>, Ve
             top.truncate(k);
         }
     }
-    (lp, top.into_iter().map(|(i, l)| (i, l - max - lse)).collect())
+    (
+        lp,
+        top.into_iter().map(|(i, l)| (i, l - max - lse)).collect(),
+    )
 }
 
 /// Appends the scores of `tokens[from..]` predicted by `rows` (row j predicts
@@ -81,7 +84,11 @@ fn score_rows<'r>(
     &rows[used * vocab..]
 }
 
-fn forward_all(engine: &Engine, caches: &mut [SeqCache], feeds: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+fn forward_all(
+    engine: &Engine,
+    caches: &mut [SeqCache],
+    feeds: &[&[u32]],
+) -> Result<Vec<Vec<f32>>> {
     let mut inputs: Vec<SeqInput<'_>> = caches
         .iter_mut()
         .zip(feeds)
