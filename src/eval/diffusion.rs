@@ -66,10 +66,7 @@ pub struct DiffusionReport {
 
 /// The question asked of every agent.
 pub fn question(fact: &str) -> String {
-    let fact = fact
-        .trim()
-        .trim_end_matches(['.', '?', '!'])
-        .trim();
+    let fact = fact.trim().trim_end_matches(['.', '?', '!']).trim();
     format!("Do you know about this: {fact}? Answer yes or no.")
 }
 
