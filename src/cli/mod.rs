@@ -57,7 +57,7 @@ pub enum Command {
     /// World files: generate synthetic towns.
     #[command(subcommand)]
     World(world::WorldCommand),
-    /// Agreement with human labels: export an annotation sheet, score annotators' sheets.
+    /// Evaluate runs: annotation sheets and agreement with human labels, information diffusion.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
     /// Ask an agent of a run questions, answered from its retrieved memories.
