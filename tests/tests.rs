@@ -16,6 +16,8 @@ mod garbage;
 mod interview;
 mod memory;
 mod model_store;
+mod remote;
+mod remote_faults;
 mod sim;
 mod tensor_backend;
 mod tokenizer;

@@ -58,7 +58,8 @@ pub fn prompt_logprobs_body(model: &str, text: &str) -> Value {
 /// Log-probability of the scored option from an `echo` answer: the tokens starting at or
 /// after character `prompt_chars` (and before `full_chars`, where generation starts). When
 /// the offsets do not line up with the prompt's end (a server that counts a BOS, say), the
-/// last `k` prompt tokens are taken instead. Also returns the prompt's token count.
+/// last `k` prompt tokens are taken instead. Also returns the number of tokens before the
+/// option (the prompt's).
 pub fn parse_echo(
     v: &Value,
     prompt_chars: usize,
@@ -108,7 +109,7 @@ pub fn parse_echo(
     if !sum.is_finite() {
         return Err("non-finite log-probability".into());
     }
-    Ok((sum, usage_prompt.unwrap_or(range.start)))
+    Ok((sum, range.start))
 }
 
 /// Log-probability of the last `k` of `ids` from a vLLM `prompt_logprobs` answer (one map
@@ -311,7 +312,7 @@ mod tests {
             "usage": {"prompt_tokens": 4}});
         let (lp, n) = parse_echo(&v, 2, 8, 2).unwrap();
         assert_eq!(lp, -0.75);
-        assert_eq!(n, 4);
+        assert_eq!(n, 2);
         // Offsets shifted by a BOS: the last k prompt tokens.
         let v = json!({"choices": [{"logprobs": {
             "token_logprobs": [null, -1.0, -0.5, -0.25, -3.0],

@@ -1,0 +1,275 @@
+//! The remote backend: `humanoid serve-llm` as a real process (models, chat completions,
+//! completions with echo + logprobs, concurrent clients), `choose` through the remote client
+//! against in-process `choose`, and a run of the Lin family through `--backend openai`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+use humanoid::llm::remote::{ChooseMethod, RemoteClient, RemoteConfig};
+use humanoid::llm::{
+    ChooseRequest, Engine, EngineOptions, GenerateRequest, Inference, Message, Prompt, Request,
+    Response,
+};
+use serde_json::{json, Value};
+
+use crate::sim::{bin, lin_family};
+use crate::util;
+
+/// A `serve-llm` process, killed when dropped.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT/v1`.
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `humanoid serve-llm --port 0` on the default model and reads its address.
+pub fn serve_llm() -> Server {
+    let mut child = bin()
+        .args(["serve-llm", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve-llm starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    Server { child, url }
+}
+
+/// A client config for the default model at `url` (short timeouts for tests).
+pub fn remote_config(url: &str) -> RemoteConfig {
+    let mut cfg = RemoteConfig::new(url, "smollm2-135m", &util::smollm2().display().to_string());
+    cfg.timeout_secs = 60.0;
+    cfg.retries = 2;
+    cfg
+}
+
+/// POSTs JSON; returns the status and the parsed body.
+pub fn post(url: &str, body: &Value) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut r = agent
+        .post(url)
+        .content_type("application/json")
+        .send(body.to_string())
+        .unwrap();
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn engine() -> Engine {
+    Engine::load(&util::smollm2(), EngineOptions::default()).unwrap()
+}
+
+/// Ten `choose` questions as the agents ask them: yes/no, emotions, importance, places.
+fn choose_requests() -> Vec<Request> {
+    let sys = "You are John Lin, a pharmacy shopkeeper who loves his family. It is 07:00 am on Tuesday.";
+    let emotions = [
+        "neutral",
+        "happy",
+        "sad",
+        "angry",
+        "afraid",
+        "surprised",
+        "disgusted",
+    ];
+    let numbers: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+    let places = ["Kitchen", "Bedroom", "Bathroom", "Living room", "Pharmacy"];
+    let q: Vec<(&str, Vec<String>)> = vec![
+        ("Does eating breakfast satisfy hunger? Answer yes or no.", vec!["yes".into(), "no".into()]),
+        ("Is the sky green? Answer yes or no.", vec!["yes".into(), "no".into()]),
+        ("Do you want to talk to Eddy now? Answer yes or no.", vec!["yes".into(), "no".into()]),
+        ("You just burnt your toast. How do you feel?", emotions.iter().map(|s| s.to_string()).collect()),
+        ("Your son won a music prize. How do you feel?", emotions.iter().map(|s| s.to_string()).collect()),
+        ("On a scale of 1 to 10, how important is brushing teeth?", numbers.clone()),
+        ("On a scale of 1 to 10, how important is your son's wedding?", numbers),
+        ("Where do you cook breakfast?", places.iter().map(|s| s.to_string()).collect()),
+        ("Where do you sleep?", places.iter().map(|s| s.to_string()).collect()),
+        ("Where do you sell medicine?", places.iter().map(|s| s.to_string()).collect()),
+    ];
+    q.into_iter()
+        .map(|(question, options)| {
+            Request::Choose(ChooseRequest::new(
+                Prompt::Chat(vec![Message::system(sys), Message::user(question)]),
+                options,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn serve_llm_answers_models_chat_and_completions_with_logprobs() {
+    let server = serve_llm();
+    let models: Value = ureq::get(&format!("{}/models", server.url))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap();
+    assert_eq!(models["data"][0]["id"], "smollm2-135m", "{models}");
+    // A greedy chat completion is the in-process engine's greedy reply.
+    let q = "What is the capital of France?";
+    let (status, v) = post(
+        &format!("{}/chat/completions", server.url),
+        &json!({"model": "smollm2-135m", "messages": [{"role": "user", "content": q}],
+                "max_tokens": 12, "temperature": 0}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let want = engine()
+        .generate(GenerateRequest::new(Prompt::Chat(vec![Message::user(q)]), 12))
+        .unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], want.text.as_str());
+    assert_eq!(v["usage"]["completion_tokens"], want.generated_tokens);
+    // Completions with echo: one log-probability per prompt token, the first null.
+    let (status, v) = post(
+        &format!("{}/completions", server.url),
+        &json!({"prompt": "The capital of France is Paris", "echo": true, "logprobs": 3,
+                "max_tokens": 1, "temperature": 0}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let lp = &v["choices"][0]["logprobs"];
+    let values = lp["token_logprobs"].as_array().unwrap();
+    let n = v["usage"]["prompt_tokens"].as_u64().unwrap() as usize;
+    assert_eq!(values.len(), n + 1, "{lp}");
+    assert!(values[0].is_null());
+    assert!(values[1..].iter().all(|x| x.as_f64().is_some_and(|x| x <= 0.0)));
+    assert_eq!(lp["text_offset"][0], 0);
+    let text = v["choices"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("The capital of France is Paris"), "{text}");
+    // Bad requests: a 400 with a message, and the server keeps serving.
+    for (path, body) in [
+        ("chat/completions", json!({"messages": []})),
+        ("chat/completions", json!({"messages": [{"role": "robot", "content": "hi"}]})),
+        ("chat/completions", json!({"messages": [{"role": "user", "content": "hi"}], "temperature": -3})),
+        ("completions", json!({"prompt": {"x": 1}})),
+        ("completions", json!({"prompt": [1, 2, 99999999]})),
+        ("completions", json!({"prompt": "hi", "logprobs": 99})),
+        ("completions", json!({"prompt": "word ".repeat(5000), "max_tokens": 1})),
+    ] {
+        let (status, v) = post(&format!("{}/{path}", server.url), &body);
+        assert_eq!(status, 400, "{path} {body}: {v}");
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    }
+    let (status, v) = post(
+        &format!("{}/chat/completions", server.url),
+        &json!({"model": "gpt-9", "messages": [{"role": "user", "content": "hi"}]}),
+    );
+    assert_eq!(status, 404, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("gpt-9"));
+    let (status, _) = post(
+        &format!("{}/completions", server.url),
+        &json!({"prompt": "Still there?", "max_tokens": 2}),
+    );
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn remote_choose_agrees_with_in_process_choose() {
+    let server = serve_llm();
+    let mut client = RemoteClient::connect(remote_config(&server.url)).unwrap();
+    assert_eq!(client.choose_method(), ChooseMethod::Echo);
+    let requests = choose_requests();
+    let remote = client.run(requests.clone(), &mut |_| {});
+    let local = engine().run(requests, |_| {});
+    for (i, (r, l)) in remote.into_iter().zip(local).enumerate() {
+        let (Ok(Response::Chosen(r)), Ok(Response::Chosen(l))) = (r, l) else {
+            panic!("request {i}: not both choices");
+        };
+        assert_eq!(r.index, l.index, "request {i}: remote {:?} local {:?}", r.probs, l.probs);
+        for (a, b) in r.probs.iter().zip(&l.probs) {
+            assert!((a - b).abs() < 2e-3, "request {i}: remote {:?} local {:?}", r.probs, l.probs);
+        }
+        assert_eq!(r.prompt_tokens, l.prompt_tokens, "request {i}");
+    }
+    assert!(client.failure().is_none());
+}
+
+#[test]
+fn concurrent_clients_each_get_their_own_answer() {
+    let server = serve_llm();
+    let questions: Vec<String> = [
+        "Name a fruit.",
+        "What is 2 + 2?",
+        "Say hello in French.",
+        "Name a colour.",
+        "What do cats eat?",
+        "Name a planet.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut e = engine();
+    let want: Vec<String> = questions
+        .iter()
+        .map(|q| {
+            e.generate(GenerateRequest::new(Prompt::Chat(vec![Message::user(q.as_str())]), 10))
+                .unwrap()
+                .text
+        })
+        .collect();
+    let url = format!("{}/chat/completions", server.url);
+    let got: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = questions
+            .iter()
+            .map(|q| {
+                let url = url.clone();
+                s.spawn(move || {
+                    let (status, v) = post(
+                        &url,
+                        &json!({"messages": [{"role": "user", "content": q}], "max_tokens": 10,
+                                "temperature": 0}),
+                    );
+                    assert_eq!(status, 200, "{v}");
+                    v["choices"][0]["message"]["content"].as_str().unwrap().to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_lin_family_run_through_serve_llm_is_well_formed() {
+    let server = serve_llm();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .arg("run")
+        .arg(lin_family())
+        .args(["--steps", "2", "--out"])
+        .arg(&out)
+        .args(["--backend", "openai", "--url", &server.url, "--model", "smollm2-135m"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("echo + logprobs"), "{stderr}");
+    let cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["backend"]["model"], "smollm2-135m");
+    assert_eq!(cfg["device"], "remote");
+    let check = bin().arg("check").arg(&out).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    assert_eq!(crate::sim::state_files(&out).len(), 2);
+    // The server's answers were used: choices and generations in the event log.
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    assert!(events.contains("\"model_call\""));
+}
