@@ -99,7 +99,7 @@ fn diffusion(a: DiffusionArgs) -> Result<()> {
         a.dir.display()
     );
     let report = eval::diffusion(
-        &mut engine,
+        engine.as_mut(),
         &mut embedder,
         &snapshot,
         &a.fact,

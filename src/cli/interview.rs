@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
 use humanoid::eval::{interview, Answer, InterviewOptions, Snapshot};
-use humanoid::llm::Engine;
+use humanoid::llm::Inference;
 use humanoid::model_store::sha256_file;
 use humanoid::sim::RunConfig;
 
@@ -63,14 +63,24 @@ pub fn read_questions(path: &Path) -> Result<Vec<String>> {
 }
 
 /// Loads the chat model a run used (unless `model.model` names another) and the run's
-/// embedder; returns the model file's path with them.
-/// A recorded model file that is gone is resolved again from its spec; one whose sha256
-/// changed is used with a warning.
+/// embedder; returns the model's file or server with them. A run on a remote server
+/// (`--backend openai`) connects to it again. A recorded model file that is gone is
+/// resolved again from its spec; one whose sha256 changed is used with a warning.
 pub fn load_for_run(
     config: &RunConfig,
     mut model: ModelArgs,
-) -> Result<(String, Engine, Embedder)> {
+) -> Result<(String, Box<dyn Inference>, Embedder)> {
     let recorded = model.model.is_none();
+    let embedder = || {
+        Embedder::load(Path::new(&config.embed_model))
+            .or_else(|_| Embedder::load_default(true))
+            .context("loading the embedding model")
+    };
+    if let (true, Some(remote)) = (recorded, &config.backend) {
+        let client = super::remote::connect(remote.clone())?;
+        let name = format!("{} at {}", remote.model, client.url());
+        return Ok((name, Box::new(client), embedder()?));
+    }
     if recorded {
         let path = Path::new(&config.model.path);
         model.model = Some(if path.is_file() {
@@ -94,10 +104,8 @@ pub fn load_for_run(
             );
         }
     }
-    let embedder = Embedder::load(Path::new(&config.embed_model))
-        .or_else(|_| Embedder::load_default(true))
-        .context("loading the embedding model")?;
-    Ok((resolved.path.display().to_string(), engine, embedder))
+    let name = resolved.path.display().to_string();
+    Ok((name, Box::new(engine), embedder()?))
 }
 
 /// Runs `interview`.
@@ -127,7 +135,7 @@ pub fn run(a: InterviewArgs) -> Result<()> {
         memories: a.memories,
     };
     let answers = interview(
-        &mut engine,
+        engine.as_mut(),
         &mut embedder,
         &snapshot,
         agent,

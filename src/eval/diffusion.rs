@@ -14,7 +14,7 @@ use super::error::Result;
 use super::interview::{fit_prompt, recall, RecalledMemory};
 use super::snapshot::Snapshot;
 use crate::agent::mind::chat;
-use crate::llm::{ChooseRequest, Engine, Request, Response};
+use crate::llm::{ChooseRequest, Inference, Request, Response};
 use crate::memory::TextEmbedder;
 
 /// The closed set of answers, in order (P(yes) is the first option's probability).
@@ -74,7 +74,7 @@ pub fn question(fact: &str) -> String {
 /// density at the run's start and at the snapshot. Errors: an empty fact, an embedding
 /// failure; a model failure for one agent is that agent's fallback.
 pub fn diffusion(
-    engine: &mut Engine,
+    engine: &mut dyn Inference,
     embedder: &mut dyn TextEmbedder,
     snapshot: &Snapshot,
     fact: &str,
@@ -95,11 +95,11 @@ pub fn diffusion(
         .iter()
         .enumerate()
         .map(|(i, mems)| {
-            let prompt = fit_prompt(engine, snapshot, i, mems, 8, |sys| chat(sys, &q));
+            let prompt = fit_prompt(&*engine, snapshot, i, mems, 8, |sys| chat(sys, &q));
             Request::Choose(ChooseRequest::new(prompt, OPTIONS))
         })
         .collect();
-    let results = engine.run(requests, |_| {});
+    let results = engine.run(requests, &mut |_| {});
     let mut agents = Vec::with_capacity(n);
     for ((i, memories), result) in recalled.into_iter().enumerate().zip(results) {
         let name = snapshot.world.agents[i].name.clone();

@@ -5,7 +5,7 @@
 //! importance × relevance, [`MemoryStream::score`](crate::memory::MemoryStream::score),
 //! without touching them: an interview changes nothing), the best `k` go into the agent's
 //! context (oldest first, trimmed to the context budget, lowest score first), and the model
-//! answers in one line, greedily. Every question of an interview is one batch. The answer
+//! (the in-process engine or a remote server) answers in one line, greedily. Every question of an interview is one batch. The answer
 //! is untrusted text: [`clean_answer`] keeps its first line without quotes or a speaker
 //! label; an empty answer or a failed request is a fallback (logged, reason kept).
 
@@ -16,7 +16,7 @@ use super::snapshot::Snapshot;
 use crate::agent::context::{memory_line, system_prompt};
 use crate::agent::mind::{chat, clean_line};
 use crate::llm::constrain::{self, Constrained, TokenTable};
-use crate::llm::{Engine, GenerateRequest, Prompt, Request, Response, Sampling};
+use crate::llm::{GenerateRequest, Inference, Prompt, Request, Response, Sampling};
 use crate::memory::{fit_to_budget, MemoryKind, TextEmbedder};
 
 /// Memories retrieved per question by default.
@@ -119,7 +119,7 @@ pub fn recall(
 /// many of `memories` as fit the engine's context budget less `reserve` tokens (lowest
 /// scores dropped first; those kept shown oldest first).
 pub fn fit_prompt(
-    engine: &Engine,
+    engine: &dyn Inference,
     snapshot: &Snapshot,
     agent: usize,
     memories: &[RecalledMemory],
@@ -162,7 +162,7 @@ pub fn interview_instruction(name: &str) -> String {
 /// question, an embedding failure; a model failure on one question is that answer's
 /// fallback.
 pub fn interview(
-    engine: &mut Engine,
+    engine: &mut dyn Inference,
     embedder: &mut dyn TextEmbedder,
     snapshot: &Snapshot,
     agent: usize,
@@ -185,7 +185,7 @@ pub fn interview(
         .iter()
         .zip(&recalled)
         .map(|(q, mems)| {
-            let prompt = fit_prompt(engine, snapshot, agent, mems, max_tokens, |sys| {
+            let prompt = fit_prompt(&*engine, snapshot, agent, mems, max_tokens, |sys| {
                 chat(&format!("{sys}\n{instruction}"), q)
             });
             let mut g = GenerateRequest::new(prompt, max_tokens);
@@ -197,7 +197,7 @@ pub fn interview(
             Request::Generate(g)
         })
         .collect();
-    let results = engine.run(requests, |_| {});
+    let results = engine.run(requests, &mut |_| {});
     let mut answers = Vec::with_capacity(questions.len());
     for ((q, memories), result) in queries.iter().zip(recalled).zip(results) {
         let (answer, fallback) = match result {
