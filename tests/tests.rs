@@ -10,6 +10,7 @@ mod constrain;
 mod embed;
 mod engine;
 mod eval;
+mod experiment;
 mod faults;
 mod fuzz_world;
 mod garbage;

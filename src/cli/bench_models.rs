@@ -88,7 +88,13 @@ fn slug(spec: &str) -> String {
         .file_stem()
         .map_or(spec.to_string(), |s| s.to_string_lossy().into_owned());
     base.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -129,7 +135,10 @@ pub fn run(a: BenchModelsArgs) -> Result<()> {
             conditions: Vec::new(),
             model: &margs,
         })?;
-        let sheet = out.join("sheets").join(format!("{slug}.csv"));
+        let sheets = out.join("sheets");
+        std::fs::create_dir_all(&sheets)
+            .with_context(|| format!("creating {}", sheets.display()))?;
+        let sheet = sheets.join(format!("{slug}.csv"));
         eval::export(&dir, &sheet).with_context(|| format!("writing {}", sheet.display()))?;
         let labels = a.labels.as_ref().map(|l| l.join(slug));
         rows.push(model_row(spec, &dir, child.peak_rss, labels.as_deref())?);
@@ -249,7 +258,9 @@ fn agreement(dir: &Path, labels: &Path) -> Result<Agreement> {
 }
 
 fn mib(b: Option<u64>) -> String {
-    b.map_or("-".into(), |b| format!("{:.0}", b as f64 / (1 << 20) as f64))
+    b.map_or("-".into(), |b| {
+        format!("{:.0}", b as f64 / (1 << 20) as f64)
+    })
 }
 
 /// The rows as a text table.
@@ -288,12 +299,28 @@ fn write_outputs(out: &Path, rows: &[ModelRow]) -> Result<()> {
     std::fs::write(&json, serde_json::to_string_pretty(rows)?)
         .with_context(|| format!("writing {}", json.display()))?;
     let path = out.join("models.csv");
-    let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
+    let mut w =
+        csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
     w.write_record([
-        "model", "architecture", "quant", "parameters", "size_bytes", "device", "wall_seconds",
-        "agent_steps", "agent_steps_per_minute", "prompt_tok_s", "generated_tok_s",
-        "choose_calls_s", "batch_occupancy", "model_calls", "fallbacks", "fallback_rate",
-        "peak_rss_bytes", "agreement_f1", "run_dir",
+        "model",
+        "architecture",
+        "quant",
+        "parameters",
+        "size_bytes",
+        "device",
+        "wall_seconds",
+        "agent_steps",
+        "agent_steps_per_minute",
+        "prompt_tok_s",
+        "generated_tok_s",
+        "choose_calls_s",
+        "batch_occupancy",
+        "model_calls",
+        "fallbacks",
+        "fallback_rate",
+        "peak_rss_bytes",
+        "agreement_f1",
+        "run_dir",
     ])?;
     for r in rows {
         let opt = |v: Option<String>| v.unwrap_or_default();
@@ -319,7 +346,8 @@ fn write_outputs(out: &Path, rows: &[ModelRow]) -> Result<()> {
             r.run_dir.display().to_string(),
         ])?;
     }
-    w.flush().with_context(|| format!("writing {}", path.display()))?;
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 

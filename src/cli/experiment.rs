@@ -259,7 +259,9 @@ fn findings(a: &AblationArgs, results: &[SettingRuns]) -> Result<Findings> {
 }
 
 fn spread(s: Option<Spread>, unit: &str) -> String {
-    s.map_or("n/a".into(), |s| format!("{:.2} ± {:.2}{unit}", s.mean, s.sd))
+    s.map_or("n/a".into(), |s| {
+        format!("{:.2} ± {:.2}{unit}", s.mean, s.sd)
+    })
 }
 
 fn increase(c: &Comparison) -> String {
@@ -267,7 +269,10 @@ fn increase(c: &Comparison) -> String {
         .increase_pct
         .map_or("n/a (normal is 0)".into(), |p| format!("{p:+.0}%"));
     match c.per_seed_increase_pct {
-        Some(s) => format!("{mean} (per seed {:+.0}% ± {:.0}%, n={})", s.mean, s.sd, s.n),
+        Some(s) => format!(
+            "{mean} (per seed {:+.0}% ± {:.0}%, n={})",
+            s.mean, s.sd, s.n
+        ),
         None => mean,
     }
 }
@@ -276,9 +281,19 @@ fn print_findings(f: &Findings, results: &[SettingRuns]) {
     let seeds = results.first().map_or(0, |s| s.runs.len());
     match f {
         Findings::Need { need, hours } => {
-            println!("hours per agent on activities that satisfy {need} (mean ± sd over {seeds} seeds):");
-            println!("  {:<14} {}", results[0].setting, spread(hours.normal, " h"));
-            println!("  {:<14} {}", results[1].setting, spread(hours.treated, " h"));
+            println!(
+                "hours per agent on activities that satisfy {need} (mean ± sd over {seeds} seeds):"
+            );
+            println!(
+                "  {:<14} {}",
+                results[0].setting,
+                spread(hours.normal, " h")
+            );
+            println!(
+                "  {:<14} {}",
+                results[1].setting,
+                spread(hours.treated, " h")
+            );
             println!("  increase       {}", increase(hours));
         }
         Findings::Emotion {

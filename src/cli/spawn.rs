@@ -64,8 +64,7 @@ pub fn run_child(spec: &RunSpec<'_>) -> Result<ChildRun> {
             reused: true,
         });
     }
-    let exe = std::env::current_exe().context("finding this program to start runs")?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(this_program()?);
     if dir.join("config.json").exists() {
         cmd.arg("resume").arg(&dir);
         if let Some(t) = spec.model.threads {
@@ -88,7 +87,9 @@ pub fn run_child(spec: &RunSpec<'_>) -> Result<ChildRun> {
         }
         cmd.args(model_flags(spec.model));
     }
+    // The child's report goes to stderr with its progress: stdout stays the caller's.
     let mut child = cmd
+        .stdout(std::process::Stdio::from(std::io::stderr()))
         .spawn()
         .with_context(|| format!("starting the run {}", dir.display()))?;
     let (status, peak_rss) = wait_with_peak(&mut child)?;
@@ -102,6 +103,16 @@ pub fn run_child(spec: &RunSpec<'_>) -> Result<ChildRun> {
         peak_rss,
         reused: false,
     })
+}
+
+/// This program, even when its file was replaced or removed since it started (a rebuild
+/// during a long comparison): on Linux the running image itself.
+fn this_program() -> Result<PathBuf> {
+    let own = Path::new("/proc/self/exe");
+    if cfg!(target_os = "linux") && own.exists() {
+        return Ok(own.to_path_buf());
+    }
+    std::env::current_exe().context("finding this program to start runs")
 }
 
 /// Waits for `child`, returning its status and peak resident memory (Linux: the kernel's

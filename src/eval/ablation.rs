@@ -47,7 +47,12 @@ impl RunMeasures {
 }
 
 /// Measures the items of a run: `steps` steps of `step_hours` each, `agents` agents.
-pub fn measure_items(items: &[Item], steps: u64, step_hours: f64, agents: &[String]) -> RunMeasures {
+pub fn measure_items(
+    items: &[Item],
+    steps: u64,
+    step_hours: f64,
+    agents: &[String],
+) -> RunMeasures {
     let mut need_hours: BTreeMap<String, f64> = Need::ALL
         .iter()
         .map(|n| (n.as_str().to_string(), 0.0))

@@ -144,7 +144,10 @@ mod tests {
         cache.insert(&a_tokens, prefix(&pool, SharedPrefix::default(), 40));
         assert_eq!(cache.bytes(), 8 * 40);
         // B shares A's first 16 positions: A's segment is counted once.
-        let (head, hit) = cache.lookup(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 99], 16);
+        let (head, hit) = cache.lookup(
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 99],
+            16,
+        );
         assert_eq!(hit, 16);
         let b = prefix(&pool, head, 10);
         let b_tokens: Vec<u32> = (0..16).chain(100..110).collect();
