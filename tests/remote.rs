@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
+use std::time::Duration;
 
 use humanoid::llm::remote::{ChooseMethod, RemoteClient, RemoteConfig};
 use humanoid::llm::{
@@ -70,7 +71,10 @@ pub fn post(url: &str, body: &Value) -> (u16, Value) {
         .unwrap();
     let status = r.status().as_u16();
     let text = r.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 fn engine() -> Engine {
@@ -79,7 +83,8 @@ fn engine() -> Engine {
 
 /// Ten `choose` questions as the agents ask them: yes/no, emotions, importance, places.
 fn choose_requests() -> Vec<Request> {
-    let sys = "You are John Lin, a pharmacy shopkeeper who loves his family. It is 07:00 am on Tuesday.";
+    let sys =
+        "You are John Lin, a pharmacy shopkeeper who loves his family. It is 07:00 am on Tuesday.";
     let emotions = [
         "neutral",
         "happy",
@@ -92,16 +97,46 @@ fn choose_requests() -> Vec<Request> {
     let numbers: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
     let places = ["Kitchen", "Bedroom", "Bathroom", "Living room", "Pharmacy"];
     let q: Vec<(&str, Vec<String>)> = vec![
-        ("Does eating breakfast satisfy hunger? Answer yes or no.", vec!["yes".into(), "no".into()]),
-        ("Is the sky green? Answer yes or no.", vec!["yes".into(), "no".into()]),
-        ("Do you want to talk to Eddy now? Answer yes or no.", vec!["yes".into(), "no".into()]),
-        ("You just burnt your toast. How do you feel?", emotions.iter().map(|s| s.to_string()).collect()),
-        ("Your son won a music prize. How do you feel?", emotions.iter().map(|s| s.to_string()).collect()),
-        ("On a scale of 1 to 10, how important is brushing teeth?", numbers.clone()),
-        ("On a scale of 1 to 10, how important is your son's wedding?", numbers),
-        ("Where do you cook breakfast?", places.iter().map(|s| s.to_string()).collect()),
-        ("Where do you sleep?", places.iter().map(|s| s.to_string()).collect()),
-        ("Where do you sell medicine?", places.iter().map(|s| s.to_string()).collect()),
+        (
+            "Does eating breakfast satisfy hunger? Answer yes or no.",
+            vec!["yes".into(), "no".into()],
+        ),
+        (
+            "Is the sky green? Answer yes or no.",
+            vec!["yes".into(), "no".into()],
+        ),
+        (
+            "Do you want to talk to Eddy now? Answer yes or no.",
+            vec!["yes".into(), "no".into()],
+        ),
+        (
+            "You just burnt your toast. How do you feel?",
+            emotions.iter().map(|s| s.to_string()).collect(),
+        ),
+        (
+            "Your son won a music prize. How do you feel?",
+            emotions.iter().map(|s| s.to_string()).collect(),
+        ),
+        (
+            "On a scale of 1 to 10, how important is brushing teeth?",
+            numbers.clone(),
+        ),
+        (
+            "On a scale of 1 to 10, how important is your son's wedding?",
+            numbers,
+        ),
+        (
+            "Where do you cook breakfast?",
+            places.iter().map(|s| s.to_string()).collect(),
+        ),
+        (
+            "Where do you sleep?",
+            places.iter().map(|s| s.to_string()).collect(),
+        ),
+        (
+            "Where do you sell medicine?",
+            places.iter().map(|s| s.to_string()).collect(),
+        ),
     ];
     q.into_iter()
         .map(|(question, options)| {
@@ -133,7 +168,10 @@ fn serve_llm_answers_models_chat_and_completions_with_logprobs() {
     );
     assert_eq!(status, 200, "{v}");
     let want = engine()
-        .generate(GenerateRequest::new(Prompt::Chat(vec![Message::user(q)]), 12))
+        .generate(GenerateRequest::new(
+            Prompt::Chat(vec![Message::user(q)]),
+            12,
+        ))
         .unwrap();
     assert_eq!(v["choices"][0]["message"]["content"], want.text.as_str());
     assert_eq!(v["usage"]["completion_tokens"], want.generated_tokens);
@@ -149,23 +187,39 @@ fn serve_llm_answers_models_chat_and_completions_with_logprobs() {
     let n = v["usage"]["prompt_tokens"].as_u64().unwrap() as usize;
     assert_eq!(values.len(), n + 1, "{lp}");
     assert!(values[0].is_null());
-    assert!(values[1..].iter().all(|x| x.as_f64().is_some_and(|x| x <= 0.0)));
+    assert!(values[1..]
+        .iter()
+        .all(|x| x.as_f64().is_some_and(|x| x <= 0.0)));
     assert_eq!(lp["text_offset"][0], 0);
     let text = v["choices"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("The capital of France is Paris"), "{text}");
     // Bad requests: a 400 with a message, and the server keeps serving.
     for (path, body) in [
         ("chat/completions", json!({"messages": []})),
-        ("chat/completions", json!({"messages": [{"role": "robot", "content": "hi"}]})),
-        ("chat/completions", json!({"messages": [{"role": "user", "content": "hi"}], "temperature": -3})),
+        (
+            "chat/completions",
+            json!({"messages": [{"role": "robot", "content": "hi"}]}),
+        ),
+        (
+            "chat/completions",
+            json!({"messages": [{"role": "user", "content": "hi"}], "temperature": -3}),
+        ),
         ("completions", json!({"prompt": {"x": 1}})),
         ("completions", json!({"prompt": [1, 2, 99999999]})),
         ("completions", json!({"prompt": "hi", "logprobs": 99})),
-        ("completions", json!({"prompt": "word ".repeat(5000), "max_tokens": 1})),
+        (
+            "completions",
+            json!({"prompt": "word ".repeat(5000), "max_tokens": 1}),
+        ),
     ] {
         let (status, v) = post(&format!("{}/{path}", server.url), &body);
         assert_eq!(status, 400, "{path} {body}: {v}");
-        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{v}"
+        );
     }
     let (status, v) = post(
         &format!("{}/chat/completions", server.url),
@@ -192,9 +246,18 @@ fn remote_choose_agrees_with_in_process_choose() {
         let (Ok(Response::Chosen(r)), Ok(Response::Chosen(l))) = (r, l) else {
             panic!("request {i}: not both choices");
         };
-        assert_eq!(r.index, l.index, "request {i}: remote {:?} local {:?}", r.probs, l.probs);
+        assert_eq!(
+            r.index, l.index,
+            "request {i}: remote {:?} local {:?}",
+            r.probs, l.probs
+        );
         for (a, b) in r.probs.iter().zip(&l.probs) {
-            assert!((a - b).abs() < 2e-3, "request {i}: remote {:?} local {:?}", r.probs, l.probs);
+            assert!(
+                (a - b).abs() < 2e-3,
+                "request {i}: remote {:?} local {:?}",
+                r.probs,
+                l.probs
+            );
         }
         assert_eq!(r.prompt_tokens, l.prompt_tokens, "request {i}");
     }
@@ -219,18 +282,23 @@ fn concurrent_clients_each_get_their_own_answer() {
     let want: Vec<String> = questions
         .iter()
         .map(|q| {
-            e.generate(GenerateRequest::new(Prompt::Chat(vec![Message::user(q.as_str())]), 10))
-                .unwrap()
-                .text
+            e.generate(GenerateRequest::new(
+                Prompt::Chat(vec![Message::user(q.as_str())]),
+                10,
+            ))
+            .unwrap()
+            .text
         })
         .collect();
     let url = format!("{}/chat/completions", server.url);
-    let got: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = questions
-            .iter()
-            .map(|q| {
-                let url = url.clone();
-                s.spawn(move || {
+    let got: Vec<String> =
+        std::thread::scope(|s| {
+            let handles: Vec<_> =
+                questions
+                    .iter()
+                    .map(|q| {
+                        let url = url.clone();
+                        s.spawn(move || {
                     let (status, v) = post(
                         &url,
                         &json!({"messages": [{"role": "user", "content": q}], "max_tokens": 10,
@@ -239,10 +307,10 @@ fn concurrent_clients_each_get_their_own_answer() {
                     assert_eq!(status, 200, "{v}");
                     v["choices"][0]["message"]["content"].as_str().unwrap().to_string()
                 })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+                    })
+                    .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
     assert_eq!(got, want);
 }
 
@@ -256,7 +324,14 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
         .arg(lin_family())
         .args(["--steps", "2", "--out"])
         .arg(&out)
-        .args(["--backend", "openai", "--url", &server.url, "--model", "smollm2-135m"])
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &server.url,
+            "--model",
+            "smollm2-135m",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -267,9 +342,112 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
     assert_eq!(cfg["backend"]["model"], "smollm2-135m");
     assert_eq!(cfg["device"], "remote");
     let check = bin().arg("check").arg(&out).output().unwrap();
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
     assert_eq!(crate::sim::state_files(&out).len(), 2);
     // The server's answers were used: choices and generations in the event log.
     let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
     assert!(events.contains("\"model_call\""));
+}
+
+/// llama.cpp's `llama-server`, killed when dropped.
+struct LlamaServer(Child);
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Against a server that is not ours (built by `benches/remote/llama-server.sh`, pointed to
+/// by `HUMANOID_LLAMA_SERVER`): detection, `choose` against in-process `choose`, and a short
+/// run of the Lin family.
+#[test]
+fn llama_server_serves_choose_and_a_short_run() {
+    let Some(exe) = std::env::var_os("HUMANOID_LLAMA_SERVER") else {
+        eprintln!(
+            "llama_server_serves_choose_and_a_short_run: skipped: HUMANOID_LLAMA_SERVER is not set \
+             (no prebuilt llama-server here; `bash benches/remote/llama-server.sh` builds one)"
+        );
+        return;
+    };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let model = util::smollm2();
+    let _server = LlamaServer(
+        std::process::Command::new(&exe)
+            .arg("-m")
+            .arg(&model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", "8192", "-np", "4", "--jinja"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("llama-server starts"),
+    );
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let up = (0..600).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        ureq::get(&format!("http://127.0.0.1:{port}/health"))
+            .call()
+            .is_ok()
+    });
+    assert!(up, "llama-server did not come up on {url}");
+    let mut client = RemoteClient::connect(remote_config(&url)).unwrap();
+    let method = client.choose_method();
+    eprintln!("llama-server: choose uses {method}");
+    let requests = choose_requests();
+    let remote = client.run(requests.clone(), &mut |_| {});
+    let local = engine().run(requests, |_| {});
+    let mut same = 0;
+    for (i, (r, l)) in remote.into_iter().zip(local).enumerate() {
+        let (Ok(Response::Chosen(r)), Ok(Response::Chosen(l))) = (r, l) else {
+            panic!("request {i}: not both choices");
+        };
+        eprintln!(
+            "request {i}: remote {} {:?}, local {} {:?}",
+            r.index, r.probs, l.index, l.probs
+        );
+        same += usize::from(r.index == l.index);
+    }
+    // Full log-probabilities give the same answers; the first token's alternatives nearly so.
+    let need = match method {
+        ChooseMethod::Echo | ChooseMethod::PromptLogprobs => 10,
+        ChooseMethod::FirstToken => 7,
+        ChooseMethod::Generate => 0,
+    };
+    assert!(
+        same >= need,
+        "{same} of 10 answers agree with in-process choose ({method})"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .arg("run")
+        .arg(lin_family())
+        .args(["--steps", "2", "--out"])
+        .arg(&out)
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &url,
+            "--model",
+            "smollm2-135m",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let check = bin().arg("check").arg(&out).output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
 }

@@ -97,7 +97,10 @@ fn proxy(upstream: &str) -> Proxy {
                         let r = if method == "GET" {
                             agent.get(&url).call()
                         } else {
-                            agent.post(&url).content_type("application/json").send(&body[..])
+                            agent
+                                .post(&url)
+                                .content_type("application/json")
+                                .send(&body[..])
                         };
                         match r {
                             Ok(mut r) => {
@@ -139,7 +142,14 @@ fn a_server_that_is_down_is_a_clear_error_naming_it() {
         .arg(lin_family())
         .args(["--steps", "1", "--out"])
         .arg(&out)
-        .args(["--backend", "openai", "--url", &url, "--model", "smollm2-135m"])
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &url,
+            "--model",
+            "smollm2-135m",
+        ])
         .args(["--retries", "2"])
         .output()
         .unwrap();
@@ -148,8 +158,14 @@ fn a_server_that_is_down_is_a_clear_error_naming_it() {
     let host = url.trim_end_matches("/v1");
     assert!(stderr.contains(host), "{stderr}");
     assert!(stderr.contains("connection refused"), "{stderr}");
-    assert!(stderr.contains("retry 2 of 2"), "retries are logged: {stderr}");
-    assert!(!out.exists(), "nothing written for a run that could not start");
+    assert!(
+        stderr.contains("retry 2 of 2"),
+        "retries are logged: {stderr}"
+    );
+    assert!(
+        !out.exists(),
+        "nothing written for a run that could not start"
+    );
 }
 
 #[test]
@@ -174,12 +190,17 @@ fn errors_garbage_and_hangs_are_retried_then_fatal() {
         let t0 = Instant::now();
         let out = client.run(vec![choose.clone()], &mut |_| {});
         assert!(out[0].is_err(), "{mode:?}");
-        let e = client.failure().unwrap_or_else(|| panic!("{mode:?}: not fatal"));
+        let e = client
+            .failure()
+            .unwrap_or_else(|| panic!("{mode:?}: not fatal"));
         assert!(e.contains(p.url.trim_end_matches("/v1")), "{e}");
         assert!(e.contains(says), "{mode:?}: {e}");
         assert!(e.contains("humanoid resume"), "{e}");
         let tries = p.requests.load(Ordering::SeqCst) - before;
-        assert!(tries >= 3, "{mode:?}: {tries} requests (1 + 2 retries expected)");
+        assert!(
+            tries >= 3,
+            "{mode:?}: {tries} requests (1 + 2 retries expected)"
+        );
         assert!(t0.elapsed() < Duration::from_secs(60), "{mode:?}");
         // Later calls fail at once, without more retries against a dead server.
         let n = p.requests.load(Ordering::SeqCst);
@@ -221,7 +242,14 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
         .arg(lin_family())
         .args(["--steps", "2", "--out"])
         .arg(&out)
-        .args(["--backend", "openai", "--url", &p.url, "--model", "smollm2-135m"])
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &p.url,
+            "--model",
+            "smollm2-135m",
+        ])
         .args(["--retries", "1", "--request-timeout", "30"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -243,7 +271,10 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
     assert_eq!(state_files(&out).len(), 1);
     activities_once(&out, 1);
     let events = read_events(&out.join("events.jsonl")).unwrap();
-    assert!(events.iter().all(|e| e.step < 1), "events of the failed step");
+    assert!(
+        events.iter().all(|e| e.step < 1),
+        "events of the failed step"
+    );
     // Back up: resume reconnects to the recorded server and finishes.
     p.set(Mode::Pass);
     let r = bin().arg("resume").arg(&out).output().unwrap();
@@ -251,5 +282,9 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
     assert_eq!(state_files(&out).len(), 2);
     activities_once(&out, 2);
     let check = bin().arg("check").arg(&out).output().unwrap();
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
 }

@@ -43,6 +43,9 @@ enum Job {
     Pick(usize),
 }
 
+/// An option's log-probability and the prompt's token count, or why it has none.
+type OptionScore = std::result::Result<(f32, usize), String>;
+
 enum Out {
     Generated(Generation),
     Scored(f32, usize),
@@ -112,7 +115,7 @@ impl RemoteClient {
                     .collect::<Vec<_>>())
             })
             .map_err(unreachable)?;
-        if !ids.iter().any(|i| *i == cfg.model) {
+        if !ids.contains(&cfg.model) {
             tracing::warn!(
                 "{} does not list model {:?} (it lists {:?}); trying it anyway",
                 http.base(),
@@ -375,7 +378,7 @@ impl RemoteClient {
         jobs: &[Job],
         outs: Vec<std::result::Result<Out, CallError>>,
     ) -> Vec<Result<Response>> {
-        let mut scores: Vec<Vec<Option<std::result::Result<(f32, usize), String>>>> = requests
+        let mut scores: Vec<Vec<Option<OptionScore>>> = requests
             .iter()
             .map(|r| match r {
                 Request::Choose(c) => vec![None; c.options.len()],
