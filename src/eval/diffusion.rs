@@ -2,7 +2,7 @@
 //! interviewing every agent, and the relationship network density at the start and end.
 //!
 //! Each agent is asked, in its context with its memories retrieved for the fact (as in
-//! [`interview`](super::interview)), "Do you know about this: FACT? Answer yes or no." as a
+//! [`interview`](mod@super::interview)), "Do you know about this: FACT? Answer yes or no." as a
 //! `choose` over `yes`/`no`: one prefill per agent, all agents in one batch, no free text
 //! parsed. An agent knows the fact when P(yes) > 0.5 (a tie is "no"). A failed request or a
 //! probability that is not a number in 0–1 counts as P(yes) = 0, with the reason kept.
