@@ -175,8 +175,11 @@ fn ablation(a: AblationArgs) -> Result<()> {
     Ok(())
 }
 
-/// The settings to run (name, `--condition` values) and a name for what is ablated.
-fn settings(a: &AblationArgs) -> Result<(String, Vec<(String, Vec<String>)>)> {
+/// Settings to run: each a name and its `--condition` values.
+type Settings = Vec<(String, Vec<String>)>;
+
+/// The settings to run and a name for what is ablated.
+fn settings(a: &AblationArgs) -> Result<(String, Settings)> {
     let normal = ("normal".to_string(), Vec::new());
     if let Some(n) = &a.need {
         let c = condition(&format!("{}=0", n.trim())).with_context(|| format!("--need {n}"))?;
