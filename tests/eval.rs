@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
-use crate::util;
+use crate::util::{humanoid, ok};
 
 const EMOTIONS: [&str; 7] = [
     "neutral",
@@ -23,26 +22,6 @@ const DIMS: [&str; 7] = [
 /// First `model_*` column; `label_*` columns follow the 7 model columns.
 const MODEL: usize = 8;
 const LABEL: usize = 15;
-
-fn humanoid(args: &[&str]) -> Output {
-    util::ensure_models();
-    Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .env("HUMANOID_MODELS", util::models_dir())
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}, stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn read_sheet(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut r = csv::Reader::from_path(path).unwrap();

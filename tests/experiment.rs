@@ -4,31 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::util;
-
-fn humanoid(args: &[&str]) -> Output {
-    util::ensure_models();
-    Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .env("HUMANOID_MODELS", util::models_dir())
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}, stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::util::{humanoid, ok};
 
 fn failed(out: &Output) -> String {
     assert!(!out.status.success(), "expected a failure");

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: the real default models, fetched if absent.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::Mutex;
 
 /// The models folder the binary uses (`HUMANOID_MODELS`, else the repository's `models/`).
@@ -54,4 +54,26 @@ pub fn gemma3() -> PathBuf {
 pub fn llamacpp_reference() -> serde_json::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llamacpp-reference.json");
     serde_json::from_str(&std::fs::read_to_string(&path).expect("reference file")).unwrap()
+}
+
+/// Runs the binary from the crate root on the test models (fetched if absent).
+pub fn humanoid(args: &[&str]) -> Output {
+    ensure_models();
+    Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env("HUMANOID_MODELS", models_dir())
+        .output()
+        .expect("the binary runs")
+}
+
+/// The stdout of a command that must have succeeded (else a panic showing its stderr).
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

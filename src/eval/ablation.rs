@@ -16,9 +16,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::error::{EvalError, Result};
+use super::error::Result;
+use super::run_dir::read_config;
 use super::sheet::{items_from_run, Dimension, Item, ItemKind};
-use crate::sim::run::RunConfig;
 use crate::world::Need;
 
 /// What one run did.
@@ -97,19 +97,7 @@ fn answer(item: &Item, dim: Dimension) -> Option<&str> {
 
 /// Measures the finished (or partial) run in `dir`, up to its last written step.
 pub fn measure_run(dir: &Path) -> Result<RunMeasures> {
-    let config_path = dir.join("config.json");
-    let text = std::fs::read_to_string(&config_path).map_err(|source| EvalError::Io {
-        path: config_path.clone(),
-        source,
-    })?;
-    let config: RunConfig = serde_json::from_str(&text).map_err(|e| EvalError::Run {
-        path: config_path.clone(),
-        reason: e.to_string(),
-    })?;
-    let world = config.world().map_err(|e| EvalError::Run {
-        path: config_path.clone(),
-        reason: e.to_string(),
-    })?;
+    let (config, world) = read_config(dir)?;
     let items = items_from_run(dir)?;
     let steps = written_steps(dir).min(config.steps);
     let agents: Vec<String> = world.agents.iter().map(|a| a.name.clone()).collect();

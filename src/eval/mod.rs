@@ -42,6 +42,7 @@ pub mod diffusion;
 pub mod error;
 pub mod interview;
 pub mod labels;
+pub mod run_dir;
 pub mod score;
 pub mod sheet;
 pub mod snapshot;

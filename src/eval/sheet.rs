@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::error::{EvalError, Result};
+use super::run_dir::{read_config, run_err};
 use crate::sim::events::{read_events, LogEvent};
-use crate::sim::run::RunConfig;
 use crate::world::{display_path, Emotion, Need};
 
 /// What a row is about.
@@ -147,29 +147,13 @@ fn yes_no(b: bool) -> Option<String> {
     Some(if b { "yes" } else { "no" }.to_string())
 }
 
-fn run_err(path: &Path, reason: impl Into<String>) -> EvalError {
-    EvalError::Run {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
-
 fn str_field<'a>(e: &'a LogEvent, key: &str) -> &'a str {
     e.body.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The items of the run in `dir`, in event order (see the module doc for the mapping).
 pub fn items_from_run(dir: &Path) -> Result<Vec<Item>> {
-    let config_path = dir.join("config.json");
-    let text = std::fs::read_to_string(&config_path).map_err(|source| EvalError::Io {
-        path: config_path.clone(),
-        source,
-    })?;
-    let config: RunConfig = serde_json::from_str(&text)
-        .map_err(|e| run_err(&config_path, format!("not a run's config: {e}")))?;
-    let world = config
-        .world()
-        .map_err(|e| run_err(&config_path, e.to_string()))?;
+    let (_, world) = read_config(dir)?;
     let events_path = dir.join("events.jsonl");
     let events = read_events(&events_path).map_err(|e| run_err(&events_path, e.to_string()))?;
 
@@ -373,6 +357,7 @@ pub fn export(dir: &Path, out: &Path) -> Result<(Vec<Item>, PathBuf)> {
 pub(crate) mod tests {
     use super::*;
     use crate::sim::run::ModelInfo;
+    use crate::sim::run::RunConfig;
 
     /// A run directory with the Lin family's world and the given event lines.
     pub(crate) fn fixture_run(dir: &Path, events: &[serde_json::Value]) {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 
 use super::error::{EvalError, Result};
+use super::run_dir::{read_config, run_err};
 use crate::agent::AgentState;
 use crate::memory::{GameTime, MemoryStream, NewMemory};
 use crate::report::StateFile;
@@ -43,31 +44,12 @@ pub struct Snapshot {
     pub start: Vec<AgentState>,
 }
 
-fn run_err(path: &Path, reason: impl Into<String>) -> EvalError {
-    EvalError::Run {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
-
 impl Snapshot {
     /// Reads `dir` at the end of step `at` (0-based; default: the last completed step).
     /// Errors name the directory, a file that is missing or broken, or the step asked for
     /// and the steps the run has.
     pub fn load(dir: &Path, at: Option<u64>) -> Result<Snapshot> {
-        let config_path = dir.join("config.json");
-        if !config_path.is_file() {
-            return Err(run_err(dir, "not a run directory (no config.json)"));
-        }
-        let text = std::fs::read_to_string(&config_path).map_err(|source| EvalError::Io {
-            path: config_path.clone(),
-            source,
-        })?;
-        let config: RunConfig = serde_json::from_str(&text)
-            .map_err(|e| run_err(&config_path, format!("not a run's config: {e}")))?;
-        let world = config
-            .world()
-            .map_err(|e| run_err(&config_path, e.to_string()))?;
+        let (config, world) = read_config(dir)?;
         let ck_path = dir.join("checkpoint.bin");
         if !ck_path.is_file() {
             return Err(run_err(

@@ -10,88 +10,29 @@
 //! a request's result does not depend on what it was batched with.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-use serde::Serialize;
+use std::time::Instant;
 
 mod apply;
 mod filter;
+mod options;
 
 pub use filter::AnswerFilter;
+pub use options::{EngineOptions, EngineStats, Event, DEFAULT_PREFIX_CACHE_MIB};
 
-use super::backend::{Backend, DeviceChoice};
+use super::backend::Backend;
 use super::config::Config;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kv::{SeqCache, SharedPrefix};
-use super::model::{LogitsFor, SeqInput, WeightFormat};
+use super::model::{LogitsFor, SeqInput};
 use super::prefix::{group_shared_prefixes, PrefixCache};
 use super::request::{
     Choice, ChooseRequest, GenerateRequest, Generation, Prompt, Request, Response,
 };
 use super::sampler::Sampler;
-use super::scheduler::{plan_step, Candidate, SchedulerLimits};
+use super::scheduler::{plan_step, Candidate};
 use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
-
-/// Default budget of the cross-call prefix cache, in MiB.
-pub const DEFAULT_PREFIX_CACHE_MIB: usize = 64;
-
-/// Engine settings.
-#[derive(Clone, Debug)]
-pub struct EngineOptions {
-    pub limits: SchedulerLimits,
-    /// Longest prompt + generation allowed (capped by the model's own context).
-    pub context_budget: usize,
-    pub weight_format: WeightFormat,
-    /// Where the forward pass runs.
-    pub device: DeviceChoice,
-    /// Bytes of keys and values of recent prompt prefixes kept for reuse across calls
-    /// (0 disables).
-    pub prefix_cache_bytes: usize,
-    /// Shortest common prefix worth sharing.
-    pub min_shared_prefix: usize,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        Self {
-            limits: SchedulerLimits::default(),
-            context_budget: 4096,
-            weight_format: WeightFormat::Q8,
-            device: DeviceChoice::Cpu,
-            prefix_cache_bytes: DEFAULT_PREFIX_CACHE_MIB << 20,
-            min_shared_prefix: 16,
-        }
-    }
-}
-
-/// Counters over the engine's life, for benchmarks and run logs.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct EngineStats {
-    pub forward_steps: u64,
-    pub prompt_tokens: u64,
-    /// Prompt tokens not computed because a shared prefix covered them.
-    pub reused_prompt_tokens: u64,
-    pub generated_tokens: u64,
-    pub choose_calls: u64,
-    pub generate_calls: u64,
-    /// Sum over steps of sequences in the step (occupancy = this / forward_steps).
-    pub batched_seqs: u64,
-    pub forward_time: Duration,
-}
-
-/// Something that happened while running a batch, for streaming and progress.
-pub enum Event<'a> {
-    /// New text of request `index`'s generation.
-    Text { index: usize, delta: &'a str },
-    /// A forward step ran with this many sequences and tokens, taking `elapsed`.
-    Step {
-        seqs: usize,
-        tokens: usize,
-        elapsed: Duration,
-    },
-}
 
 /// A loaded model with its tokenizer and chat template, ready to serve batches.
 pub struct Engine {
