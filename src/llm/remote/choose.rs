@@ -112,6 +112,51 @@ pub fn parse_echo(
     Ok((sum, range.start))
 }
 
+/// A predictable text for checking that echoed log-probabilities belong to their tokens.
+pub const ALIGNMENT_PROBE: &str =
+    "One, two, three, four, five, six, seven, eight, nine, ten, eleven, twelve";
+
+/// Checks an `echo` answer's alignment: at a correct server the top alternative at position
+/// `i` (the distribution *before* token `i`) is usually token `i` itself on a predictable
+/// text. Some servers (llama-cpp-python 0.3) report each position's distribution one token
+/// late, which makes the echoed log-probabilities those of the wrong distribution: refused.
+pub fn check_echo_alignment(v: &Value) -> Result<(), String> {
+    let lp = v
+        .pointer("/choices/0/logprobs")
+        .ok_or("no choices[0].logprobs")?;
+    let tokens: Vec<&str> = lp
+        .get("tokens")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let top = lp.get("top_logprobs").and_then(Value::as_array);
+    let Some(top) = top.filter(|t| t.len() == tokens.len() && tokens.len() > 4) else {
+        return Ok(()); // nothing to check against: accepted as offered
+    };
+    let best = |i: usize| -> Option<&str> {
+        top[i]
+            .as_object()?
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_f64()?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
+    };
+    let (mut aligned, mut late) = (0, 0);
+    for i in 1..tokens.len() {
+        let b = best(i);
+        aligned += usize::from(b == Some(tokens[i]));
+        late += usize::from(i + 1 < tokens.len() && b == Some(tokens[i + 1]));
+    }
+    if late > aligned {
+        return Err(format!(
+            "the echoed log-probabilities are one token late ({late} of {} positions predict \
+             the next token, {aligned} their own): unusable for scoring",
+            tokens.len() - 1
+        ));
+    }
+    Ok(())
+}
+
 /// Log-probability of the last `k` of `ids` from a vLLM `prompt_logprobs` answer (one map
 /// from token id to `{logprob}` per prompt token, the first `null`).
 pub fn parse_prompt_logprobs(v: &Value, ids: &[u32], k: usize) -> Result<(f32, usize), String> {
@@ -320,6 +365,28 @@ mod tests {
         assert_eq!(parse_echo(&v, 2, 8, 2).unwrap().0, -0.75);
         let v = json!({"choices": [{"logprobs": {"token_logprobs": [-0.1]}}]});
         assert!(parse_echo(&v, 2, 8, 2).is_err());
+    }
+
+    #[test]
+    fn echo_alignment_refuses_log_probabilities_one_token_late() {
+        let tokens = ["One", ",", " two", ",", " three", ","];
+        let answer = |late: bool| {
+            let top: Vec<Value> = (0..tokens.len())
+                .map(|i| {
+                    let j = if late { i + 1 } else { i };
+                    match tokens.get(j) {
+                        Some(t) if i > 0 => json!({ *t: -0.1, " x": -3.0 }),
+                        _ => Value::Null,
+                    }
+                })
+                .collect();
+            json!({"choices": [{"logprobs": {"tokens": tokens, "top_logprobs": top}}]})
+        };
+        assert!(check_echo_alignment(&answer(false)).is_ok());
+        let e = check_echo_alignment(&answer(true)).unwrap_err();
+        assert!(e.contains("one token late"), "{e}");
+        // Without alternatives there is nothing to check.
+        assert!(check_echo_alignment(&json!({"choices": [{"logprobs": {}}]})).is_ok());
     }
 
     #[test]

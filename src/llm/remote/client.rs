@@ -164,6 +164,11 @@ impl RemoteClient {
             .http
             .probe("/v1/completions", &choose::echo_body(m, prompt), |v| {
                 choose::parse_echo(v, chars - 6, chars, 1)
+            })
+            .and_then(|_| {
+                let body = choose::echo_body(m, choose::ALIGNMENT_PROBE);
+                self.http
+                    .probe("/v1/completions", &body, choose::check_echo_alignment)
             });
         match echo {
             Ok(_) => return Ok(ChooseMethod::Echo),
