@@ -3,7 +3,8 @@
 //! against in-process `choose`, and a run of the Lin family through `--backend openai`.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use humanoid::llm::remote::{ChooseMethod, RemoteClient, RemoteConfig};
@@ -48,6 +49,24 @@ pub fn serve_llm() -> Server {
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_string();
     Server { child, url }
+}
+
+/// `humanoid run` of the Lin family for `steps` steps into `out`, through the server at `url`.
+pub fn remote_run(url: &str, steps: u64, out: &Path) -> Command {
+    let mut c = bin();
+    c.arg("run")
+        .arg(lin_family())
+        .args(["--steps", &steps.to_string(), "--out"])
+        .arg(out)
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            url,
+            "--model",
+            "smollm2-135m",
+        ]);
+    c
 }
 
 /// A client config for the default model at `url` (short timeouts for tests).
@@ -320,21 +339,7 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
     let server = serve_llm();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .arg("run")
-        .arg(lin_family())
-        .args(["--steps", "2", "--out"])
-        .arg(&out)
-        .args([
-            "--backend",
-            "openai",
-            "--url",
-            &server.url,
-            "--model",
-            "smollm2-135m",
-        ])
-        .output()
-        .unwrap();
+    let o = remote_run(&server.url, 2, &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("echo + logprobs"), "{stderr}");
@@ -382,7 +387,7 @@ fn llama_server_serves_choose_and_a_short_run() {
     };
     let model = util::smollm2();
     let _server = LlamaServer(
-        std::process::Command::new(&exe)
+        Command::new(&exe)
             .arg("-m")
             .arg(&model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
@@ -406,21 +411,7 @@ fn llama_server_serves_choose_and_a_short_run() {
     // A short run first: it must work whatever the agreement of `choose` below.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .arg("run")
-        .arg(lin_family())
-        .args(["--steps", "2", "--out"])
-        .arg(&out)
-        .args([
-            "--backend",
-            "openai",
-            "--url",
-            &url,
-            "--model",
-            "smollm2-135m",
-        ])
-        .output()
-        .unwrap();
+    let o = remote_run(&url, 2, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let check = bin().arg("check").arg(&out).output().unwrap();
     assert!(

@@ -13,8 +13,8 @@ use humanoid::llm::remote::RemoteClient;
 use humanoid::llm::{ChooseRequest, Inference, Message, Prompt, Request};
 use humanoid::sim::events::read_events;
 
-use crate::remote::{remote_config, serve_llm};
-use crate::sim::{bin, lin_family, state_files};
+use crate::remote::{remote_config, remote_run, serve_llm};
+use crate::sim::{bin, state_files};
 
 /// What the fake server in front of `serve-llm` does with a request.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -137,19 +137,7 @@ fn a_server_that_is_down_is_a_clear_error_naming_it() {
     let url = closed_port_url();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .arg("run")
-        .arg(lin_family())
-        .args(["--steps", "1", "--out"])
-        .arg(&out)
-        .args([
-            "--backend",
-            "openai",
-            "--url",
-            &url,
-            "--model",
-            "smollm2-135m",
-        ])
+    let o = remote_run(&url, 1, &out)
         .args(["--retries", "2"])
         .output()
         .unwrap();
@@ -237,19 +225,7 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
     let p = proxy(&server.url);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let child = bin()
-        .arg("run")
-        .arg(lin_family())
-        .args(["--steps", "2", "--out"])
-        .arg(&out)
-        .args([
-            "--backend",
-            "openai",
-            "--url",
-            &p.url,
-            "--model",
-            "smollm2-135m",
-        ])
+    let child = remote_run(&p.url, 2, &out)
         .args(["--retries", "1", "--request-timeout", "30"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
