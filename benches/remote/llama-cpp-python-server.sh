@@ -10,7 +10,9 @@
 #
 # Understands -m/--model, --host, --port, -c/--ctx-size; other llama-server flags are ignored.
 # The model is served under the name $LCP_ALIAS (default smollm2-135m), with every position's
-# logits kept so `/v1/completions` answers `echo` with `logprobs`.
+# logits kept so `/v1/completions` answers `echo` with `logprobs`, and with
+# `--interrupt_requests False`: by default the server cuts a running request short when the
+# next one arrives, which corrupts the answers of concurrent clients.
 set -euo pipefail
 PY="${LCP_PYTHON:-python3}"
 MODEL="" HOST=127.0.0.1 PORT=8000 CTX=4096
@@ -26,4 +28,5 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$MODEL" ] || { echo "llama-cpp-python-server.sh: -m MODEL is needed" >&2; exit 2; }
 exec "$PY" -m llama_cpp.server --model "$MODEL" --model_alias "${LCP_ALIAS:-smollm2-135m}" \
-  --host "$HOST" --port "$PORT" --n_ctx "$CTX" --n_threads "${LCP_THREADS:-2}" --logits_all True
+  --host "$HOST" --port "$PORT" --n_ctx "$CTX" --n_threads "${LCP_THREADS:-2}" --logits_all True \
+  --interrupt_requests False

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::choose::{self, ChooseMethod};
+use super::detect;
 use super::http::{CallError, Http};
 use super::local::LocalModel;
 use super::{RemoteConfig, RemoteError};
@@ -39,8 +40,35 @@ enum Job {
     Generate(usize),
     /// Score option `.1` of choose request `.0`.
     Option(usize, usize),
+    /// Token `target` of option `option` of choose request `request` after the token ids
+    /// `context` (forced tokens), sent as `text` where the server takes no ids; `prompt` is
+    /// the prompt's length.
+    Token {
+        request: usize,
+        option: usize,
+        context: Vec<u32>,
+        text: Option<String>,
+        target: u32,
+        prompt: usize,
+    },
     FirstToken(usize),
     Pick(usize),
+    /// A request that could not be prepared (tokenizer error, over budget).
+    Invalid(usize, String),
+}
+
+impl Job {
+    /// The index of the request this job serves.
+    fn request(&self) -> usize {
+        match *self {
+            Job::Generate(i)
+            | Job::Option(i, _)
+            | Job::FirstToken(i)
+            | Job::Pick(i)
+            | Job::Invalid(i, _) => i,
+            Job::Token { request, .. } => request,
+        }
+    }
 }
 
 /// An option's log-probability and the prompt's token count, or why it has none.
@@ -131,7 +159,8 @@ impl RemoteClient {
             stats: EngineStats::default(),
             unconstrained: 0,
         };
-        client.method = client.detect().map_err(unreachable)?;
+        client.method =
+            detect::detect(&client.http, &client.cfg.model, &client.local).map_err(unreachable)?;
         tracing::info!("{}: choose uses {}", client.http.base(), client.method);
         Ok(client)
     }
@@ -156,57 +185,6 @@ impl RemoteClient {
         self.unconstrained
     }
 
-    fn detect(&self) -> std::result::Result<ChooseMethod, CallError> {
-        let m = &self.cfg.model;
-        let prompt = "<|probe|> The capital of France is Paris";
-        let chars = prompt.chars().count();
-        let echo = self
-            .http
-            .probe("/v1/completions", &choose::echo_body(m, prompt), |v| {
-                choose::parse_echo(v, chars - 6, chars, 1)
-            })
-            .and_then(|_| {
-                let body = choose::echo_body(m, choose::ALIGNMENT_PROBE);
-                self.http
-                    .probe("/v1/completions", &body, choose::check_echo_alignment)
-            });
-        match echo {
-            Ok(_) => return Ok(ChooseMethod::Echo),
-            Err(CallError::Fatal(e)) => return Err(CallError::Fatal(e)),
-            Err(CallError::Request(e)) => tracing::info!("echo + logprobs: not offered ({e})"),
-        }
-        let body = choose::prompt_logprobs_body(m, prompt);
-        let pl = self.http.probe("/v1/completions", &body, |v| {
-            v.pointer("/choices/0/prompt_logprobs")
-                .and_then(Value::as_array)
-                .filter(|a| a.len() > 1)
-                .map(|_| ())
-                .ok_or_else(|| "no prompt_logprobs".to_string())
-        });
-        match pl {
-            Ok(()) => return Ok(ChooseMethod::PromptLogprobs),
-            Err(CallError::Fatal(e)) => return Err(CallError::Fatal(e)),
-            Err(CallError::Request(e)) => tracing::info!("prompt_logprobs: not offered ({e})"),
-        }
-        let msgs = messages_json(&[Message::user("Answer yes or no: is Paris in France?")]);
-        let ft = self.http.probe(
-            "/v1/chat/completions",
-            &choose::first_token_body(m, &msgs),
-            choose::parse_first_token,
-        );
-        match ft {
-            Ok(_) => Ok(ChooseMethod::FirstToken),
-            Err(CallError::Fatal(e)) => Err(CallError::Fatal(e)),
-            Err(CallError::Request(e)) => {
-                tracing::warn!(
-                    "{}: offers no log-probabilities ({e}); choose falls back to a greedy reply matched to the closest option",
-                    self.http.base()
-                );
-                Ok(ChooseMethod::Generate)
-            }
-        }
-    }
-
     fn jobs(&self, requests: &[Request]) -> Vec<Job> {
         let mut jobs = Vec::new();
         for (i, r) in requests.iter().enumerate() {
@@ -216,12 +194,63 @@ impl RemoteClient {
                     ChooseMethod::Echo | ChooseMethod::PromptLogprobs => {
                         jobs.extend((0..c.options.len()).map(|k| Job::Option(i, k)))
                     }
+                    ChooseMethod::ForcedTokens | ChooseMethod::ForcedText => {
+                        match self.token_jobs(i, c) {
+                            Ok(j) => jobs.extend(j),
+                            Err(e) => jobs.push(Job::Invalid(i, e.to_string())),
+                        }
+                    }
                     ChooseMethod::FirstToken => jobs.push(Job::FirstToken(i)),
                     ChooseMethod::Generate => jobs.push(Job::Pick(i)),
                 },
             }
         }
         jobs
+    }
+
+    /// One job per token of each option of choose request `i` (forced tokens), after the
+    /// prompt's token ids and the option's tokens before it, as the engine scores them.
+    fn token_jobs(&self, i: usize, c: &ChooseRequest) -> Result<Vec<Job>> {
+        let prompt = self.local.prompt_tokens(&c.prompt)?;
+        let options = c
+            .options
+            .iter()
+            .map(|o| self.local.option_ids(&c.prompt, o))
+            .collect::<Result<Vec<_>>>()?;
+        let longest = options.iter().map(Vec::len).max().unwrap_or(0);
+        if options.is_empty() || prompt.len() + longest > self.cfg.context {
+            return Err(match options.is_empty() {
+                true => LlmError::InvalidRequest("choose needs at least one option".into()),
+                false => LlmError::OverBudget {
+                    tokens: prompt.len() + longest,
+                    budget: self.cfg.context,
+                },
+            });
+        }
+        let prompt_text = match self.method {
+            ChooseMethod::ForcedText => Some(self.local.prompt_text(&c.prompt)?),
+            _ => None,
+        };
+        let mut jobs = Vec::new();
+        for (k, ids) in options.iter().enumerate() {
+            for (j, &target) in ids.iter().enumerate() {
+                let mut context = prompt.clone();
+                context.extend_from_slice(&ids[..j]);
+                let text = match &prompt_text {
+                    Some(p) => Some(format!("{p}{}", self.local.tokenizer.decode(&ids[..j])?)),
+                    None => None,
+                };
+                jobs.push(Job::Token {
+                    request: i,
+                    option: k,
+                    context,
+                    text,
+                    target,
+                    prompt: prompt.len(),
+                });
+            }
+        }
+        Ok(jobs)
     }
 
     fn run_job(&self, job: &Job, requests: &[Request]) -> std::result::Result<Out, CallError> {
@@ -265,6 +294,42 @@ impl RemoteClient {
                         .map(|(lp, p)| Out::Scored(lp, p))
                 }
             }
+            Job::Token {
+                ref context,
+                ref text,
+                target,
+                prompt,
+                ..
+            } => {
+                let token = self.local.tokenizer.decode(&[target]).unwrap_or_default();
+                let prompt_json = match text {
+                    Some(t) => json!(t),
+                    None => json!(context),
+                };
+                let count = text.as_ref().map(|_| context.len());
+                let body = choose::forced_body(m, prompt_json.clone(), target);
+                let forced = self.http.post("/v1/completions", &body, |v| {
+                    choose::forced_logprob(v, target, &token, count)
+                })?;
+                if let Some(lp) = forced {
+                    return Ok(Out::Scored(lp, prompt));
+                }
+                // The server stopped at the (end) token without reporting it: read it from
+                // the alternatives of the next token, with the end token banned.
+                let body = choose::alternatives_body(m, prompt_json, target);
+                let texts = [token.as_str(), ""];
+                let (lp, exact) = self.http.post("/v1/completions", &body, |v| {
+                    choose::end_logprob(v, target, &texts)
+                })?;
+                if !exact {
+                    tracing::debug!(
+                        "end token {target}: log-probability {lp:.3} bounded from the other {} alternatives",
+                        choose::ALTERNATIVES
+                    );
+                }
+                Ok(Out::Scored(lp, prompt))
+            }
+            Job::Invalid(_, ref e) => Err(CallError::Request(e.clone())),
             Job::FirstToken(i) => {
                 let Request::Choose(c) = &requests[i] else {
                     return Err(CallError::Request("not a choice".into()));
@@ -396,6 +461,21 @@ impl RemoteClient {
             match (job, out) {
                 (Job::Option(i, k), Ok(Out::Scored(lp, p))) => scores[*i][*k] = Some(Ok((lp, p))),
                 (Job::Option(i, k), Err(e)) => scores[*i][*k] = Some(Err(e.to_string())),
+                (
+                    Job::Token {
+                        request, option, ..
+                    },
+                    out,
+                ) => {
+                    let slot = &mut scores[*request][*option];
+                    *slot = match (slot.take(), out) {
+                        (Some(Err(e)), _) => Some(Err(e)),
+                        (_, Err(e)) => Some(Err(e.to_string())),
+                        (None, Ok(Out::Scored(lp, p))) => Some(Ok((lp, p))),
+                        (Some(Ok((sum, p))), Ok(Out::Scored(lp, _))) => Some(Ok((sum + lp, p))),
+                        (_, Ok(_)) => Some(Err("mismatched answer".into())),
+                    };
+                }
                 (Job::Generate(i), Ok(Out::Generated(g))) => {
                     self.stats.generated_tokens += g.generated_tokens as u64;
                     self.stats.prompt_tokens += g.prompt_tokens as u64;
@@ -413,16 +493,14 @@ impl RemoteClient {
                         results[*i] = Some(Ok(Response::Chosen(picked(c, &text, p))));
                     }
                 }
-                (Job::Generate(i) | Job::FirstToken(i) | Job::Pick(i), Err(e)) => {
+                (
+                    Job::Generate(i) | Job::FirstToken(i) | Job::Pick(i) | Job::Invalid(i, _),
+                    Err(e),
+                ) => {
                     results[*i] = Some(Err(err(e)));
                 }
                 (j, Ok(_)) => {
-                    let i = match j {
-                        Job::Generate(i)
-                        | Job::Option(i, _)
-                        | Job::FirstToken(i)
-                        | Job::Pick(i) => *i,
-                    };
+                    let i = j.request();
                     results[i] = Some(Err(LlmError::InvalidRequest(
                         "remote: mismatched answer".into(),
                     )));

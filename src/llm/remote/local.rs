@@ -84,6 +84,21 @@ impl LocalModel {
         }
     }
 
+    /// The token ids scored for `option` after a prompt, as the engine scores them: the
+    /// option's tokens, then the end-of-turn token for chat prompts.
+    pub fn option_ids(&self, prompt: &Prompt, option: &str) -> crate::llm::error::Result<Vec<u32>> {
+        let mut ids = self.tokenizer.encode(option, false)?;
+        if ids.is_empty() {
+            return Err(crate::llm::LlmError::InvalidRequest(format!(
+                "option {option:?} has no tokens"
+            )));
+        }
+        if let (Prompt::Chat(_), Some(eot)) = (prompt, &self.end_of_turn) {
+            ids.extend(self.tokenizer.id_of(eot).or(self.tokenizer.eos_id()));
+        }
+        Ok(ids)
+    }
+
     /// Tokens of the scored option text (option tokens, plus the end of turn for chat).
     pub fn option_tokens(&self, prompt: &Prompt, option: &str) -> usize {
         let n = self.tokenizer.encode(option, false).map_or(1, |t| t.len());

@@ -3,10 +3,12 @@
 //! engine, sent as concurrent HTTP requests.
 //!
 //! [`http`] holds timeouts, retries and the fatal/per-request line, [`local`] the model's
-//! tokenizer and chat template, [`choose`] how `choose` is scored, [`client`] the backend.
+//! tokenizer and chat template, [`choose`] how `choose` is scored, [`detect`] which way a
+//! server offers, [`client`] the backend.
 
 pub mod choose;
 pub mod client;
+pub mod detect;
 pub mod http;
 pub mod local;
 
