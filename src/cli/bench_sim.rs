@@ -1,17 +1,24 @@
 //! `humanoid bench sim`: wall time of simulation steps as the number of agents grows
-//! (generated towns of 2, 4, 8, 16 agents), or of a given world.
+//! (generated towns of 2, 4, 8, 16 agents, or any sizes), or of a given world; in-process
+//! or through a remote server (`--backend openai`).
 
+use std::cell::Cell;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
+use humanoid::llm::{
+    Engine, EngineStats, Event, Inference, LlmError, Prompt, Request, Response, Tokenizer,
+};
 use humanoid::model_store::sha256_file;
 use humanoid::sim::{ModelInfo, Run, RunConfig, RuntimeParts};
 use humanoid::world::World;
 use serde::Serialize;
 
+use super::remote::BackendArgs;
 use super::ModelArgs;
 
 /// Arguments of `bench sim`.
@@ -33,30 +40,116 @@ pub struct BenchSimArgs {
     pub json: bool,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// Batches the simulation sent: calls of the backend and the requests in them.
+#[derive(Default)]
+struct BatchCount {
+    batches: Cell<u64>,
+    requests: Cell<u64>,
+    largest: Cell<u64>,
+}
+
+/// A backend that counts the batches it is given, and otherwise passes everything through.
+struct Counted {
+    inner: Box<dyn Inference>,
+    count: Rc<BatchCount>,
+}
+
+impl Inference for Counted {
+    fn run(
+        &mut self,
+        requests: Vec<Request>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Vec<std::result::Result<Response, LlmError>> {
+        let n = requests.len() as u64;
+        let c = &self.count;
+        c.batches.set(c.batches.get() + 1);
+        c.requests.set(c.requests.get() + n);
+        c.largest.set(c.largest.get().max(n));
+        self.inner.run(requests, on_event)
+    }
+    fn prompt_tokens(&self, prompt: &Prompt) -> std::result::Result<Vec<u32>, LlmError> {
+        self.inner.prompt_tokens(prompt)
+    }
+    fn context_budget(&self) -> usize {
+        self.inner.context_budget()
+    }
+    fn tokenizer(&self) -> &Tokenizer {
+        self.inner.tokenizer()
+    }
+    fn stats(&self) -> &EngineStats {
+        self.inner.stats()
+    }
+    fn failure(&self) -> Option<String> {
+        self.inner.failure()
+    }
+    fn as_engine(&self) -> Option<&Engine> {
+        self.inner.as_engine()
+    }
 }
 
 #[derive(Serialize)]
 struct Row {
     world: String,
+    backend: String,
     agents: usize,
     steps: u64,
     seconds: f64,
+    seconds_per_sim_hour: f64,
     seconds_per_step: f64,
     seconds_per_agent_step: f64,
     calls_per_agent_step: f64,
     prompt_tokens_per_agent_step: f64,
     generated_tokens_per_agent_step: f64,
     reused_prompt_share: f64,
+    /// Requests per batch the simulation sent (the tick's batch size), mean and largest.
+    requests_per_batch: f64,
+    largest_batch: u64,
+    /// In-process: sequences per forward step; remote: HTTP requests per batch.
     mean_batch: f64,
+    /// In-process: `mean_batch` over --max-num-seqs; remote: HTTP requests per batch over
+    /// --max-inflight (at most 1).
+    occupancy: f64,
 }
 
 /// Runs `bench sim`.
 pub fn run(a: BenchSimArgs) -> Result<()> {
-    let (resolved, engine) = a.model.load()?;
-    let sha256 = sha256_file(&resolved.path)?;
+    let remote = a
+        .backend
+        .remote(a.model.model.as_deref(), a.model.context)?;
+    let (backend, model, label, slots): (Box<dyn Inference>, ModelInfo, String, usize) =
+        match &remote {
+            Some(cfg) => {
+                let client = super::remote::connect(cfg.clone())?;
+                let info = ModelInfo {
+                    spec: cfg.model.clone(),
+                    path: client.url().to_string(),
+                    sha256: String::new(),
+                };
+                let label = format!("remote {}", client.url());
+                (Box::new(client), info, label, cfg.max_inflight)
+            }
+            None => {
+                let (resolved, engine) = a.model.load()?;
+                let info = ModelInfo {
+                    spec: resolved.name.clone(),
+                    path: resolved.path.display().to_string(),
+                    sha256: sha256_file(&resolved.path)?,
+                };
+                (Box::new(engine), info, "in-process".into(), a.model.max_num_seqs)
+            }
+        };
+    let count = Rc::new(BatchCount::default());
+    let backend = Box::new(Counted {
+        inner: backend,
+        count: count.clone(),
+    });
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
     let embed_dir = embedder.dir().display().to_string();
-    let parts = RuntimeParts::new(engine, Box::new(embedder));
+    let parts = RuntimeParts::with_backend(backend, Box::new(embedder));
     let rt = parts.runtime();
     let worlds: Vec<(String, World)> = match &a.world {
         Some(p) => vec![(p.display().to_string(), World::load(p)?)],
@@ -67,21 +160,20 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             .collect(),
     };
     let mut rows = Vec::new();
-    for (label, world) in worlds {
+    for (world_label, world) in worlds {
         let tmp = tempfile_dir()?;
         let steps = a.steps.min(u64::from(world.steps_per_day()));
         let config = RunConfig {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            world_file: label.clone(),
+            world_file: world_label.clone(),
             world_source: world.to_toml(),
-            model: ModelInfo {
-                spec: resolved.name.clone(),
-                path: resolved.path.display().to_string(),
-                sha256: sha256.clone(),
-            },
+            model: model.clone(),
             embed_model: embed_dir.clone(),
             seed: a.seed,
-            device: a.model.device.to_string(),
+            device: match remote {
+                Some(_) => "remote".into(),
+                None => a.model.device.to_string(),
+            },
             threads: rayon::current_num_threads(),
             max_num_seqs: a.model.max_num_seqs,
             max_batched_tokens: a.model.max_batched_tokens,
@@ -90,14 +182,16 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             steps,
             conditions: Vec::new(),
             injections: Vec::new(),
-            backend: None,
+            backend: remote.clone(),
         };
         let before = parts.engine.borrow().stats().clone();
+        let (batches0, requests0) = (count.batches.get(), count.requests.get());
+        count.largest.set(0);
         let t0 = Instant::now();
         let mut run = Run::create(&tmp.join("run"), config, &rt, &mut |_| {})?;
         while !run.finished() {
             let p = run.step(&rt, &mut |_| {})?;
-            eprint!("\r{label}: step {}/{}   ", p.step, p.steps);
+            eprint!("\r{world_label} ({label}): step {}/{}   ", p.step, p.steps);
         }
         eprintln!();
         let secs = t0.elapsed().as_secs_f64();
@@ -107,18 +201,26 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
         let prompt = (after.prompt_tokens - before.prompt_tokens) as f64;
         let reused = (after.reused_prompt_tokens - before.reused_prompt_tokens) as f64;
         let fsteps = (after.forward_steps - before.forward_steps).max(1) as f64;
+        let mean_batch = (after.batched_seqs - before.batched_seqs) as f64 / fsteps;
+        let batches = (count.batches.get() - batches0).max(1) as f64;
+        let hours = steps as f64 * f64::from(world.step_minutes) / 60.0;
         rows.push(Row {
-            world: label,
+            world: world_label,
+            backend: label.clone(),
             agents: world.agents.len(),
             steps,
             seconds: secs,
+            seconds_per_sim_hour: secs / hours.max(f64::MIN_POSITIVE),
             seconds_per_step: secs / steps.max(1) as f64,
             seconds_per_agent_step: secs / agent_steps,
             calls_per_agent_step: c.model_calls as f64 / agent_steps,
             prompt_tokens_per_agent_step: c.prompt_tokens as f64 / agent_steps,
             generated_tokens_per_agent_step: c.generated_tokens as f64 / agent_steps,
             reused_prompt_share: reused / prompt.max(1.0),
-            mean_batch: (after.batched_seqs - before.batched_seqs) as f64 / fsteps,
+            requests_per_batch: (count.requests.get() - requests0) as f64 / batches,
+            largest_batch: count.largest.get(),
+            mean_batch,
+            occupancy: (mean_batch / slots.max(1) as f64).min(1.0),
         });
         let _ = std::fs::remove_dir_all(&tmp);
     }
@@ -126,32 +228,38 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
+    println!("{label}, {}", model.spec);
     println!(
-        "{:<22} {:>6} {:>6} {:>9} {:>10} {:>12} {:>11} {:>12} {:>8} {:>7}",
+        "{:<14} {:>6} {:>6} {:>9} {:>9} {:>12} {:>9} {:>10} {:>7} {:>9} {:>7} {:>9}",
         "world",
         "agents",
         "steps",
         "seconds",
-        "s/step",
+        "s/sim-h",
         "s/agent-step",
         "calls/a-s",
-        "prompt tok/a-s",
+        "prompt/a-s",
         "reused",
-        "batch"
+        "req/batch",
+        "largest",
+        "seqs/step"
     );
     for r in &rows {
         println!(
-            "{:<22} {:>6} {:>6} {:>9.1} {:>10.2} {:>12.2} {:>11.1} {:>12.0} {:>7.0}% {:>7.1}",
+            "{:<14} {:>6} {:>6} {:>9.1} {:>9.1} {:>12.2} {:>9.1} {:>10.0} {:>6.0}% {:>9.1} {:>7} {:>4.1} {:>3.0}%",
             r.world,
             r.agents,
             r.steps,
             r.seconds,
-            r.seconds_per_step,
+            r.seconds_per_sim_hour,
             r.seconds_per_agent_step,
             r.calls_per_agent_step,
             r.prompt_tokens_per_agent_step,
             100.0 * r.reused_prompt_share,
-            r.mean_batch
+            r.requests_per_batch,
+            r.largest_batch,
+            r.mean_batch,
+            100.0 * r.occupancy
         );
     }
     Ok(())
