@@ -253,33 +253,38 @@ fn serve_llm_answers_models_chat_and_completions_with_logprobs() {
     assert_eq!(status, 200);
 }
 
+/// serve-llm offers its own `/v1/choose` (detected first) and `echo`: both give in-process
+/// `choose` through the server.
 #[test]
 fn remote_choose_agrees_with_in_process_choose() {
     let server = serve_llm();
     let mut client = RemoteClient::connect(remote_config(&server.url)).unwrap();
-    assert_eq!(client.choose_method(), ChooseMethod::Echo);
+    assert_eq!(client.choose_method(), ChooseMethod::Native);
     let requests = choose_requests();
-    let remote = client.run(requests.clone(), &mut |_| {});
-    let local = engine().run(requests, |_| {});
-    for (i, (r, l)) in remote.into_iter().zip(local).enumerate() {
-        let (r, l) = match (r, l) {
-            (Ok(Response::Chosen(r)), Ok(Response::Chosen(l))) => (r, l),
-            other => panic!("request {i}: not both choices: {other:?}"),
-        };
-        assert_eq!(
-            r.index, l.index,
-            "request {i}: remote {:?} local {:?}",
-            r.probs, l.probs
-        );
-        for (a, b) in r.probs.iter().zip(&l.probs) {
-            assert!(
-                (a - b).abs() < 2e-3,
-                "request {i}: remote {:?} local {:?}",
-                r.probs,
-                l.probs
+    let local = engine().run(requests.clone(), |_| {});
+    for method in [ChooseMethod::Native, ChooseMethod::Echo] {
+        client.set_choose_method(method);
+        let remote = client.run(requests.clone(), &mut |_| {});
+        for (i, (r, l)) in remote.into_iter().zip(&local).enumerate() {
+            let (r, l) = match (r, l) {
+                (Ok(Response::Chosen(r)), Ok(Response::Chosen(l))) => (r, l),
+                other => panic!("{method:?} request {i}: not both choices: {other:?}"),
+            };
+            assert_eq!(
+                r.index, l.index,
+                "{method:?} request {i}: remote {:?} local {:?}",
+                r.probs, l.probs
             );
+            for (a, b) in r.probs.iter().zip(&l.probs) {
+                assert!(
+                    (a - b).abs() < 2e-3,
+                    "{method:?} request {i}: remote {:?} local {:?}",
+                    r.probs,
+                    l.probs
+                );
+            }
+            assert_eq!(r.prompt_tokens, l.prompt_tokens, "{method:?} request {i}");
         }
-        assert_eq!(r.prompt_tokens, l.prompt_tokens, "request {i}");
     }
     assert!(client.failure().is_none());
 }
@@ -448,7 +453,10 @@ fn llama_server_serves_choose_and_a_short_run() {
     // end of turn then bounded), only approximate: 7 of 10.
     let exact = matches!(
         method,
-        ChooseMethod::Echo | ChooseMethod::PromptLogprobs | ChooseMethod::ForcedTokens
+        ChooseMethod::Native
+            | ChooseMethod::Echo
+            | ChooseMethod::PromptLogprobs
+            | ChooseMethod::ForcedTokens
     );
     let (mut same, mut beyond_noise, mut deltas) = (0, 0, Vec::new());
     for (i, (r, l)) in remote.into_iter().zip(local).enumerate() {
@@ -487,9 +495,10 @@ fn llama_server_serves_choose_and_a_short_run() {
         "too few clear-cut questions: {beyond_noise}"
     );
     let need = match method {
-        ChooseMethod::Echo | ChooseMethod::PromptLogprobs | ChooseMethod::ForcedTokens => {
-            beyond_noise
-        }
+        ChooseMethod::Native
+        | ChooseMethod::Echo
+        | ChooseMethod::PromptLogprobs
+        | ChooseMethod::ForcedTokens => beyond_noise,
         ChooseMethod::ForcedText | ChooseMethod::FirstToken => 7,
         ChooseMethod::Generate => 0,
     };

@@ -139,7 +139,12 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
                     path: resolved.path.display().to_string(),
                     sha256: sha256_file(&resolved.path)?,
                 };
-                (Box::new(engine), info, "in-process".into(), a.model.max_num_seqs)
+                (
+                    Box::new(engine),
+                    info,
+                    "in-process".into(),
+                    a.model.max_num_seqs,
+                )
             }
         };
     let count = Rc::new(BatchCount::default());

@@ -12,14 +12,16 @@ use serde_json::{json, Value};
 
 use super::choose::{self, ChooseMethod};
 use super::detect;
+use super::forced;
 use super::http::{CallError, Http};
+use super::jobs::{assemble, Job, Out};
 use super::local::LocalModel;
 use super::{RemoteConfig, RemoteError};
 use crate::llm::engine::{EngineStats, Event};
 use crate::llm::error::{LlmError, Result};
 use crate::llm::inference::Inference;
 use crate::llm::request::{
-    Choice, ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
+    ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
 };
 use crate::llm::template::Message;
 use crate::llm::tokenizer::Tokenizer;
@@ -33,52 +35,6 @@ pub struct RemoteClient {
     stats: EngineStats,
     /// Generations whose token constraint could not be sent (answers parsed defensively).
     unconstrained: u64,
-}
-
-/// One HTTP request of a batch.
-enum Job {
-    Generate(usize),
-    /// Score option `.1` of choose request `.0`.
-    Option(usize, usize),
-    /// Token `target` of option `option` of choose request `request` after the token ids
-    /// `context` (forced tokens), sent as `text` where the server takes no ids; `prompt` is
-    /// the prompt's length.
-    Token {
-        request: usize,
-        option: usize,
-        context: Vec<u32>,
-        text: Option<String>,
-        target: u32,
-        prompt: usize,
-    },
-    FirstToken(usize),
-    Pick(usize),
-    /// A request that could not be prepared (tokenizer error, over budget).
-    Invalid(usize, String),
-}
-
-impl Job {
-    /// The index of the request this job serves.
-    fn request(&self) -> usize {
-        match *self {
-            Job::Generate(i)
-            | Job::Option(i, _)
-            | Job::FirstToken(i)
-            | Job::Pick(i)
-            | Job::Invalid(i, _) => i,
-            Job::Token { request, .. } => request,
-        }
-    }
-}
-
-/// An option's log-probability and the prompt's token count, or why it has none.
-type OptionScore = std::result::Result<(f32, usize), String>;
-
-enum Out {
-    Generated(Generation),
-    Scored(f32, usize),
-    Top(Vec<(String, f32)>, usize),
-    Picked(String, usize),
 }
 
 fn messages_json(m: &[Message]) -> Value {
@@ -175,6 +131,12 @@ impl RemoteClient {
         self.method
     }
 
+    /// Uses `method` for `choose` from now on, instead of the one detected (to compare
+    /// methods on one server; a method the server lacks makes every `choose` fail).
+    pub fn set_choose_method(&mut self, method: ChooseMethod) {
+        self.method = method;
+    }
+
     /// The server's base URL.
     pub fn url(&self) -> &str {
         self.http.base()
@@ -191,6 +153,7 @@ impl RemoteClient {
             match r {
                 Request::Generate(_) => jobs.push(Job::Generate(i)),
                 Request::Choose(c) => match self.method {
+                    ChooseMethod::Native => jobs.push(Job::Native(i)),
                     ChooseMethod::Echo | ChooseMethod::PromptLogprobs => {
                         jobs.extend((0..c.options.len()).map(|k| Job::Option(i, k)))
                     }
@@ -307,29 +270,44 @@ impl RemoteClient {
                     None => json!(context),
                 };
                 let count = text.as_ref().map(|_| context.len());
-                let body = choose::forced_body(m, prompt_json.clone(), target);
+                let body = forced::forced_body(m, prompt_json.clone(), target);
                 let forced = self.http.post("/v1/completions", &body, |v| {
-                    choose::forced_logprob(v, target, &token, count)
+                    forced::forced_logprob(v, target, &token, count)
                 })?;
                 if let Some(lp) = forced {
                     return Ok(Out::Scored(lp, prompt));
                 }
                 // The server stopped at the (end) token without reporting it: read it from
                 // the alternatives of the next token, with the end token banned.
-                let body = choose::alternatives_body(m, prompt_json, target);
+                let body = forced::alternatives_body(m, prompt_json, target);
                 let texts = [token.as_str(), ""];
                 let (lp, exact) = self.http.post("/v1/completions", &body, |v| {
-                    choose::end_logprob(v, target, &texts)
+                    forced::end_logprob(v, target, &texts)
                 })?;
                 if !exact {
                     tracing::debug!(
                         "end token {target}: log-probability {lp:.3} bounded from the other {} alternatives",
-                        choose::ALTERNATIVES
+                        forced::ALTERNATIVES
                     );
                 }
                 Ok(Out::Scored(lp, prompt))
             }
             Job::Invalid(_, ref e) => Err(CallError::Request(e.clone())),
+            Job::Native(i) => {
+                let Request::Choose(c) = &requests[i] else {
+                    return Err(CallError::Request("not a choice".into()));
+                };
+                let (prompt, chat) = match &c.prompt {
+                    Prompt::Chat(m) => (messages_json(m), true),
+                    Prompt::Text(t) => (json!(t), false),
+                    Prompt::Tokens(ids) => (json!(ids), false),
+                };
+                let body = choose::native_body(m, prompt, chat, &c.options);
+                let n = c.options.len();
+                self.http
+                    .post("/v1/choose", &body, |v| choose::parse_native(v, n))
+                    .map(Out::Chosen)
+            }
             Job::FirstToken(i) => {
                 let Request::Choose(c) = &requests[i] else {
                     return Err(CallError::Request("not a choice".into()));
@@ -440,103 +418,6 @@ impl RemoteClient {
             .map(|r| r.unwrap_or_else(|| Err(CallError::Request("job did not run".into()))))
             .collect()
     }
-
-    /// Puts job results back together, one response per request.
-    fn assemble(
-        &mut self,
-        requests: &[Request],
-        jobs: &[Job],
-        outs: Vec<std::result::Result<Out, CallError>>,
-    ) -> Vec<Result<Response>> {
-        let mut scores: Vec<Vec<Option<OptionScore>>> = requests
-            .iter()
-            .map(|r| match r {
-                Request::Choose(c) => vec![None; c.options.len()],
-                Request::Generate(_) => Vec::new(),
-            })
-            .collect();
-        let mut results: Vec<Option<Result<Response>>> = requests.iter().map(|_| None).collect();
-        let err = |e: CallError| LlmError::InvalidRequest(format!("remote: {e}"));
-        for (job, out) in jobs.iter().zip(outs) {
-            match (job, out) {
-                (Job::Option(i, k), Ok(Out::Scored(lp, p))) => scores[*i][*k] = Some(Ok((lp, p))),
-                (Job::Option(i, k), Err(e)) => scores[*i][*k] = Some(Err(e.to_string())),
-                (
-                    Job::Token {
-                        request, option, ..
-                    },
-                    out,
-                ) => {
-                    let slot = &mut scores[*request][*option];
-                    *slot = match (slot.take(), out) {
-                        (Some(Err(e)), _) => Some(Err(e)),
-                        (_, Err(e)) => Some(Err(e.to_string())),
-                        (None, Ok(Out::Scored(lp, p))) => Some(Ok((lp, p))),
-                        (Some(Ok((sum, p))), Ok(Out::Scored(lp, _))) => Some(Ok((sum + lp, p))),
-                        (_, Ok(_)) => Some(Err("mismatched answer".into())),
-                    };
-                }
-                (Job::Generate(i), Ok(Out::Generated(g))) => {
-                    self.stats.generated_tokens += g.generated_tokens as u64;
-                    self.stats.prompt_tokens += g.prompt_tokens as u64;
-                    results[*i] = Some(Ok(Response::Generated(g)));
-                }
-                (Job::FirstToken(i), Ok(Out::Top(top, p))) => {
-                    if let Request::Choose(c) = &requests[*i] {
-                        let lp = choose::first_token_scores(&top, &c.options);
-                        results[*i] =
-                            Some(Ok(Response::Chosen(choose::choice_from_logprobs(lp, p))));
-                    }
-                }
-                (Job::Pick(i), Ok(Out::Picked(text, p))) => {
-                    if let Request::Choose(c) = &requests[*i] {
-                        results[*i] = Some(Ok(Response::Chosen(picked(c, &text, p))));
-                    }
-                }
-                (
-                    Job::Generate(i) | Job::FirstToken(i) | Job::Pick(i) | Job::Invalid(i, _),
-                    Err(e),
-                ) => {
-                    results[*i] = Some(Err(err(e)));
-                }
-                (j, Ok(_)) => {
-                    let i = j.request();
-                    results[i] = Some(Err(LlmError::InvalidRequest(
-                        "remote: mismatched answer".into(),
-                    )));
-                }
-            }
-        }
-        for (i, s) in scores.into_iter().enumerate() {
-            if s.is_empty() || results[i].is_some() {
-                continue;
-            }
-            let mut logp = Vec::with_capacity(s.len());
-            let mut prompt = 0;
-            let mut failed = None;
-            for x in s {
-                match x {
-                    Some(Ok((lp, p))) => {
-                        logp.push(lp);
-                        prompt = p;
-                    }
-                    Some(Err(e)) => failed = Some(e),
-                    None => failed = Some("option not scored".into()),
-                }
-            }
-            results[i] = Some(match failed {
-                Some(e) => Err(LlmError::InvalidRequest(format!("remote: {e}"))),
-                None => {
-                    self.stats.prompt_tokens += prompt as u64;
-                    Ok(Response::Chosen(choose::choice_from_logprobs(logp, prompt)))
-                }
-            });
-        }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidRequest("remote: no answer".into()))))
-            .collect()
-    }
 }
 
 /// A `choose` prompt with the options spelled out at the end of its last message.
@@ -553,22 +434,6 @@ fn with_hint(prompt: &Prompt, options: &[String]) -> Prompt {
         }
         Prompt::Text(t) => Prompt::Text(format!("{t}{hint}")),
         Prompt::Tokens(ids) => Prompt::Tokens(ids.clone()),
-    }
-}
-
-/// The choice a free reply names, with all probability on it.
-fn picked(c: &ChooseRequest, text: &str, prompt_tokens: usize) -> Choice {
-    let index = choose::closest_option(text, &c.options);
-    tracing::debug!(reply = %text, option = %c.options[index], "choose by generation");
-    let probs: Vec<f32> = (0..c.options.len())
-        .map(|k| f32::from(u8::from(k == index)))
-        .collect();
-    let logprobs = probs.iter().map(|p| p.ln()).collect();
-    Choice {
-        index,
-        probs,
-        logprobs,
-        prompt_tokens,
     }
 }
 
@@ -599,7 +464,7 @@ impl Inference for RemoteClient {
         let jobs = self.jobs(&requests);
         let outs = self.run_jobs(&jobs, &requests);
         let before = self.stats.prompt_tokens + self.stats.generated_tokens;
-        let results = self.assemble(&requests, &jobs, outs);
+        let results = assemble(&mut self.stats, &requests, &jobs, outs);
         let elapsed = t0.elapsed();
         self.stats.forward_steps += 1;
         self.stats.batched_seqs += jobs.len() as u64;

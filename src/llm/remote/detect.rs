@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::choose::{self, ChooseMethod};
+use super::forced;
 use super::http::{CallError, Http};
 use super::local::LocalModel;
 
@@ -18,6 +19,9 @@ pub fn detect(http: &Http, model: &str, local: &LocalModel) -> Result<ChooseMeth
             Ok(false)
         }
     };
+    if offered("/v1/choose", probe_native(http, model))? {
+        return Ok(ChooseMethod::Native);
+    }
     if offered("echo + logprobs", probe_echo(http, model))? {
         return Ok(ChooseMethod::Echo);
     }
@@ -44,6 +48,14 @@ pub fn detect(http: &Http, model: &str, local: &LocalModel) -> Result<ChooseMeth
 }
 
 const PROBE: &str = "<|probe|> The capital of France is Paris";
+
+/// serve-llm's own `/v1/choose`.
+fn probe_native(http: &Http, model: &str) -> Result<(), CallError> {
+    let options = [" Paris".to_string(), " London".to_string()];
+    let body = choose::native_body(model, json!(PROBE), false, &options);
+    http.probe("/v1/choose", &body, |v| choose::parse_native(v, 2))
+        .map(|_| ())
+}
 
 /// Echo with log-probabilities that belong to their own tokens.
 fn probe_echo(http: &Http, model: &str) -> Result<(), CallError> {
@@ -101,9 +113,9 @@ fn probe_forced(
         let text = tok.decode(&[target]).unwrap_or_default();
         http.probe(
             "/v1/completions",
-            &choose::forced_body(model, prompt.clone(), target),
+            &forced::forced_body(model, prompt.clone(), target),
             |v| {
-                choose::forced_logprob(v, target, &text, count)?
+                forced::forced_logprob(v, target, &text, count)?
                     .ok_or_else(|| "the forced token was not reported".to_string())
             },
         )

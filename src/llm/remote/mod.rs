@@ -3,13 +3,15 @@
 //! engine, sent as concurrent HTTP requests.
 //!
 //! [`http`] holds timeouts, retries and the fatal/per-request line, [`local`] the model's
-//! tokenizer and chat template, [`choose`] how `choose` is scored, [`detect`] which way a
+//! tokenizer and chat template, [`choose`] how `choose` is scored ([`forced`] on servers without `echo`), [`detect`] which way a
 //! server offers, [`client`] the backend.
 
 pub mod choose;
 pub mod client;
 pub mod detect;
+pub mod forced;
 pub mod http;
+mod jobs;
 pub mod local;
 
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::llm::request::GenerateRequest;
+use crate::llm::request::{ChooseRequest, GenerateRequest, Prompt};
 use crate::llm::sampler::Sampling;
 use crate::llm::template::Message;
 use crate::llm::tokenizer::Tokenizer;
@@ -127,13 +127,44 @@ impl Params {
     }
 }
 
-/// The chat messages of a body, roles checked.
-pub fn messages(body: &ChatBody) -> Result<Vec<Message>, String> {
-    if body.messages.is_empty() {
+/// `POST /v1/choose`, serve-llm's own endpoint (what `--backend openai` uses when a server
+/// offers it): a prompt, as chat `messages` or a `prompt` (text or token ids), and closed
+/// `options`; answered with each option's probability exactly as in-process `choose`.
+#[derive(Deserialize, Debug)]
+pub struct ChooseBody {
+    pub model: Option<String>,
+    #[serde(default)]
+    pub messages: Vec<MessageIn>,
+    pub prompt: Option<Value>,
+    pub options: Vec<String>,
+}
+
+impl ChooseBody {
+    /// The engine request: chat when `messages` are given, else the `prompt`.
+    pub fn request(&self, vocab: usize) -> Result<ChooseRequest, String> {
+        if self.options.is_empty() {
+            return Err("options is empty".into());
+        }
+        let prompt = match (&self.prompt, self.messages.is_empty()) {
+            (None, false) => Prompt::Chat(messages(&self.messages)?),
+            (Some(p), true) => match prompts(p, vocab)?.pop() {
+                Some(PromptIn::Text(t)) => Prompt::Text(t),
+                Some(PromptIn::Tokens(ids)) => Prompt::Tokens(ids),
+                None => return Err("prompt is empty".into()),
+            },
+            (Some(_), false) => return Err("give either messages or prompt, not both".into()),
+            (None, true) => return Err("messages or prompt is needed".into()),
+        };
+        Ok(ChooseRequest::new(prompt, self.options.clone()))
+    }
+}
+
+/// Chat messages, roles checked.
+pub fn messages(list: &[MessageIn]) -> Result<Vec<Message>, String> {
+    if list.is_empty() {
         return Err("messages is empty".into());
     }
-    body.messages
-        .iter()
+    list.iter()
         .enumerate()
         .map(|(i, m)| {
             let role = match m.role.as_str() {

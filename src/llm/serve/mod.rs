@@ -2,7 +2,8 @@
 //! simulations (through `--backend openai`) or other tools share one loaded model.
 //!
 //! `GET /v1/models`, `POST /v1/chat/completions`, `POST /v1/completions` (with `echo` and
-//! `logprobs`: every prompt token scored as in-process `choose` scores options). Requests
+//! `logprobs`: every prompt token scored as in-process `choose` scores options), and its own
+//! `POST /v1/choose` (the engine's `choose`: a prompt and options in, probabilities out). Requests
 //! arriving together run as one engine batch ([`batcher`]). `stream: true` is answered as
 //! server-sent events carrying the whole reply in one chunk. Bad requests get a 400 with an
 //! OpenAI-style JSON error; nothing a client sends can stop the server.
@@ -23,7 +24,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use self::api::{error_body, ChatBody, CompletionBody, PromptIn};
+use self::api::{error_body, ChatBody, ChooseBody, CompletionBody, PromptIn};
 use self::batcher::{Batcher, Done, Work};
 use self::score::Scored;
 use crate::llm::engine::Engine;
@@ -103,11 +104,12 @@ pub fn router(engine: Engine, opts: ServeOptions) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/choose", post(choose))
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,
                 Json(error_body(
-                    "no such endpoint (this server has /v1/models, /v1/chat/completions and /v1/completions)",
+                    "no such endpoint (this server has /v1/models, /v1/chat/completions, /v1/completions and /v1/choose)",
                     "invalid_request_error",
                 )),
             )
@@ -168,6 +170,28 @@ impl AppState {
     }
 }
 
+async fn choose(State(s): State<Arc<AppState>>, body: Bytes) -> HttpResponse {
+    match choose_inner(&s, &body).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `/v1/choose`: the engine's own `choose`, so a client gets in-process probabilities with
+/// the engine's shared prompt prefill and cross-call prefix cache.
+async fn choose_inner(s: &AppState, body: &[u8]) -> Result<Value, Reply> {
+    let b: ChooseBody = api::parse(body).map_err(bad)?;
+    s.check_model(&b.model)?;
+    let req = b.request(s.tokenizer.vocab_size()).map_err(bad)?;
+    match s.ask(Work::Run(Request::Choose(req))).await? {
+        Done::Response(Ok(Response::Chosen(c))) => Ok(json!({
+            "object": "choice", "model": s.names[0], "index": c.index, "probs": c.probs,
+            "logprobs": c.logprobs, "usage": {"prompt_tokens": c.prompt_tokens}})),
+        Done::Response(Err(e)) => Err(from_llm(e)),
+        _ => Err(from_llm(LlmError::InvalidRequest("no choice".into()))),
+    }
+}
+
 fn finish_name(f: FinishReason) -> &'static str {
     match f {
         FinishReason::Length => "length",
@@ -193,7 +217,7 @@ async fn chat(State(s): State<Arc<AppState>>, body: Bytes) -> HttpResponse {
 async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
     let b: ChatBody = api::parse(body).map_err(bad)?;
     s.check_model(&b.params.model)?;
-    let msgs = api::messages(&b).map_err(bad)?;
+    let msgs = api::messages(&b.messages).map_err(bad)?;
     let id = s.next_id();
     let g = b
         .params
