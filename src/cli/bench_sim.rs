@@ -13,8 +13,7 @@ use humanoid::embed::Embedder;
 use humanoid::llm::{
     Engine, EngineStats, Event, Inference, LlmError, Prompt, Request, Response, Tokenizer,
 };
-use humanoid::model_store::sha256_file;
-use humanoid::sim::{ModelInfo, Run, RunConfig, RuntimeParts};
+use humanoid::sim::{Run, RunConfig, RuntimeParts};
 use humanoid::world::World;
 use serde::Serialize;
 
@@ -120,33 +119,12 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
     let remote = a
         .backend
         .remote(a.model.model.as_deref(), a.model.context)?;
-    let (backend, model, label, slots): (Box<dyn Inference>, ModelInfo, String, usize) =
-        match &remote {
-            Some(cfg) => {
-                let client = super::remote::connect(cfg.clone())?;
-                let info = ModelInfo {
-                    spec: cfg.model.clone(),
-                    path: client.url().to_string(),
-                    sha256: String::new(),
-                };
-                let label = format!("remote {}", client.url());
-                (Box::new(client), info, label, cfg.max_inflight)
-            }
-            None => {
-                let (resolved, engine) = a.model.load()?;
-                let info = ModelInfo {
-                    spec: resolved.name.clone(),
-                    path: resolved.path.display().to_string(),
-                    sha256: sha256_file(&resolved.path)?,
-                };
-                (
-                    Box::new(engine),
-                    info,
-                    "in-process".into(),
-                    a.model.max_num_seqs,
-                )
-            }
-        };
+    let opened = super::remote::open(remote.as_ref(), &a.model)?;
+    let (label, slots) = match &remote {
+        Some(cfg) => (format!("remote {}", opened.info.path), cfg.max_inflight),
+        None => ("in-process".to_string(), a.model.max_num_seqs),
+    };
+    let (backend, model) = (opened.inference, opened.info);
     let count = Rc::new(BatchCount::default());
     let backend = Box::new(Counted {
         inner: backend,

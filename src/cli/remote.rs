@@ -6,6 +6,11 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::llm::remote::{default_tokenizer, RemoteClient, RemoteConfig};
+use humanoid::llm::Inference;
+use humanoid::model_store::sha256_file;
+use humanoid::sim::ModelInfo;
+
+use super::ModelArgs;
 
 /// Where the chat model of a run runs.
 #[derive(Args, Debug, Clone)]
@@ -79,4 +84,50 @@ pub fn connect(cfg: RemoteConfig) -> Result<RemoteClient> {
         client.choose_method()
     );
     Ok(client)
+}
+
+/// A run's chat model, opened: a server's client or the local engine.
+pub struct Opened {
+    pub inference: Box<dyn Inference>,
+    /// As recorded in `config.json` (a server's URL stands for the path).
+    pub info: ModelInfo,
+    /// The model's name, for messages.
+    pub name: String,
+    /// `remote`, or the local device.
+    pub device: String,
+}
+
+/// Connects to the server of `remote`, or loads the local model of `model` (the device
+/// checked first, so one this build or machine lacks fails before the model is loaded).
+pub fn open(remote: Option<&RemoteConfig>, model: &ModelArgs) -> Result<Opened> {
+    if let Some(cfg) = remote {
+        let client = connect(cfg.clone())?;
+        let info = ModelInfo {
+            spec: cfg.model.clone(),
+            path: client.url().to_string(),
+            sha256: String::new(),
+        };
+        return Ok(Opened {
+            inference: Box::new(client),
+            info,
+            name: cfg.model.clone(),
+            device: "remote".into(),
+        });
+    }
+    model
+        .device
+        .candle_device()
+        .with_context(|| format!("--device {}", model.device))?;
+    let (resolved, engine) = model.load()?;
+    let info = ModelInfo {
+        spec: model.model.clone().unwrap_or_else(|| resolved.name.clone()),
+        path: resolved.path.display().to_string(),
+        sha256: sha256_file(&resolved.path)?,
+    };
+    Ok(Opened {
+        inference: Box::new(engine),
+        info,
+        name: resolved.name,
+        device: model.device.to_string(),
+    })
 }

@@ -11,7 +11,7 @@ use humanoid::llm::{DeviceChoice, Engine, Inference};
 use humanoid::model_store::sha256_file;
 use humanoid::report::check_run;
 use humanoid::sim::lock::{RunLock, LOCK_FILE};
-use humanoid::sim::{Injection, ModelInfo, Run, RunConfig, Runtime, RuntimeParts, SimError};
+use humanoid::sim::{Injection, Run, RunConfig, Runtime, RuntimeParts, SimError};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -128,38 +128,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     let remote = a
         .backend
         .remote(a.model.model.as_deref(), a.model.context)?;
-    let (backend, model, model_name, device): (Box<dyn Inference>, ModelInfo, String, String) =
-        match &remote {
-            Some(cfg) => {
-                let client = super::remote::connect(cfg.clone())?;
-                let info = ModelInfo {
-                    spec: cfg.model.clone(),
-                    path: client.url().to_string(),
-                    sha256: String::new(),
-                };
-                (Box::new(client), info, cfg.model.clone(), "remote".into())
-            }
-            None => {
-                // The device before the model: one this build or machine lacks fails here,
-                // not after the model is loaded.
-                a.model
-                    .device
-                    .candle_device()
-                    .with_context(|| format!("--device {}", a.model.device))?;
-                let (resolved, engine) = a.model.load()?;
-                let info = ModelInfo {
-                    spec: a
-                        .model
-                        .model
-                        .clone()
-                        .unwrap_or_else(|| resolved.name.clone()),
-                    path: resolved.path.display().to_string(),
-                    sha256: sha256_file(&resolved.path)?,
-                };
-                let device = a.model.device.to_string();
-                (Box::new(engine), info, resolved.name, device)
-            }
-        };
+    let super::remote::Opened {
+        inference: backend,
+        info: model,
+        name: model_name,
+        device,
+    } = super::remote::open(remote.as_ref(), &a.model)?;
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
     let config = RunConfig {
         version: env!("CARGO_PKG_VERSION").to_string(),
