@@ -519,3 +519,77 @@ fn llama_server_serves_choose_and_a_short_run() {
         );
     }
 }
+
+/// `/v1/choose` answers and refuses as documented, and `bench sim` runs a town through the
+/// server, reporting the simulation's batches.
+#[test]
+fn serve_llm_chooses_and_bench_sim_runs_through_it() {
+    let server = serve_llm();
+    let url = format!("{}/choose", server.url);
+    let (status, v) = post(
+        &url,
+        &json!({"model": "smollm2-135m", "messages": [
+            {"role": "user", "content": "Is the sun hot? Answer yes or no."}],
+            "options": ["yes", "no"]}),
+    );
+    assert_eq!(status, 200, "{v}");
+    let probs: Vec<f64> = v["probs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .collect();
+    assert_eq!(probs.len(), 2);
+    assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-4, "{v}");
+    let best = usize::from(probs[1] > probs[0]);
+    assert_eq!(v["index"].as_u64(), Some(best as u64), "{v}");
+    assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 5);
+    for (body, says) in [
+        (json!({"prompt": "Q?", "options": []}), "options is empty"),
+        (
+            json!({"prompt": "Q?", "messages": [{"role": "user", "content": "Q?"}], "options": ["a"]}),
+            "not both",
+        ),
+        (json!({"options": ["a"]}), "messages or prompt is needed"),
+        (
+            json!({"prompt": [999999999], "options": ["a"]}),
+            "is not an id",
+        ),
+    ] {
+        let (status, v) = post(&url, &body);
+        assert_eq!(status, 400, "{body}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(says), "{body}: {msg}");
+    }
+    let o = bin()
+        .args(["bench", "sim", "--agents", "2", "--steps", "1", "--json"])
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &server.url,
+            "--model",
+            "smollm2-135m",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["agents"], 2);
+    assert_eq!(row["steps"], 1);
+    assert!(row["backend"]
+        .as_str()
+        .unwrap()
+        .starts_with("remote http://127.0.0.1:"));
+    assert!(row["calls_per_agent_step"].as_f64().unwrap() > 1.0, "{row}");
+    let per_batch = row["requests_per_batch"].as_f64().unwrap();
+    let largest = row["largest_batch"].as_u64().unwrap() as f64;
+    assert!(per_batch >= 1.0 && largest >= per_batch, "{row}");
+    // One step of 15 minutes: the simulated hour costs four times the step.
+    let (secs, per_hour) = (
+        row["seconds"].as_f64().unwrap(),
+        row["seconds_per_sim_hour"].as_f64().unwrap(),
+    );
+    assert!((per_hour - 4.0 * secs).abs() < 1e-6 * per_hour, "{row}");
+}
