@@ -1,6 +1,7 @@
 //! The remote backend: `humanoid serve-llm` as a real process (models, chat completions,
-//! completions with echo + logprobs, concurrent clients), `choose` through the remote client
-//! against in-process `choose`, and a run of the Lin family through `--backend openai`.
+//! completions with echo + logprobs, `/v1/choose`, concurrent clients), `choose` through the
+//! remote client against in-process `choose`, and a run of the Lin family through
+//! `--backend openai`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -347,7 +348,10 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
     let o = remote_run(&server.url, 2, &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    assert!(stderr.contains("echo + logprobs"), "{stderr}");
+    assert!(
+        stderr.contains("choose uses the server's own choose (/v1/choose"),
+        "{stderr}"
+    );
     let cfg: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["backend"]["model"], "smollm2-135m");
