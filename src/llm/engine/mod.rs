@@ -125,10 +125,7 @@ impl Engine {
     ) -> Self {
         let model = model.into();
         let budget = opts.context_budget.min(model.max_positions());
-        let end_of_turn = ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
-            .iter()
-            .find_map(|t| tokenizer.id_of(t))
-            .or(tokenizer.eos_id());
+        let end_of_turn = tokenizer.end_of_turn_id();
         let prefix_cache = PrefixCache::new(opts.prefix_cache_bytes);
         Self {
             model,
@@ -446,14 +443,7 @@ impl Engine {
                 };
                 let mut options = Vec::with_capacity(c.options.len());
                 for o in &c.options {
-                    let mut ids = self.tokenizer.encode(o, false)?;
-                    if ids.is_empty() {
-                        return Err(LlmError::InvalidRequest(format!(
-                            "option {o:?} has no tokens"
-                        )));
-                    }
-                    ids.extend(terminator);
-                    options.push(ids);
+                    options.push(self.tokenizer.option_ids(o, terminator)?);
                 }
                 let longest = options.iter().map(|o| o.len()).max().unwrap_or(0);
                 self.check_prompt(&tokens)?;

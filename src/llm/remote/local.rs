@@ -41,16 +41,10 @@ impl LocalModel {
             let tmpl = tmpl.unwrap_or_else(|| ChatTemplate::fallback(&tok));
             (tok, tmpl)
         };
-        let end_of_turn = ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
-            .iter()
-            .find(|t| tokenizer.id_of(t).is_some())
-            .map(|t| t.to_string())
-            .or_else(|| {
-                tokenizer
-                    .eos_id()
-                    .and_then(|id| tokenizer.token_str(id))
-                    .map(str::to_string)
-            });
+        let end_of_turn = tokenizer
+            .end_of_turn_id()
+            .and_then(|id| tokenizer.token_str(id))
+            .map(str::to_string);
         Ok(Self {
             tokenizer,
             template,
@@ -87,25 +81,16 @@ impl LocalModel {
     /// The token ids scored for `option` after a prompt, as the engine scores them: the
     /// option's tokens, then the end-of-turn token for chat prompts.
     pub fn option_ids(&self, prompt: &Prompt, option: &str) -> crate::llm::error::Result<Vec<u32>> {
-        let mut ids = self.tokenizer.encode(option, false)?;
-        if ids.is_empty() {
-            return Err(crate::llm::LlmError::InvalidRequest(format!(
-                "option {option:?} has no tokens"
-            )));
-        }
-        if let (Prompt::Chat(_), Some(eot)) = (prompt, &self.end_of_turn) {
-            ids.extend(self.tokenizer.id_of(eot).or(self.tokenizer.eos_id()));
-        }
-        Ok(ids)
+        let terminator = match prompt {
+            Prompt::Chat(_) => self.tokenizer.end_of_turn_id(),
+            _ => None,
+        };
+        self.tokenizer.option_ids(option, terminator)
     }
 
     /// Tokens of the scored option text (option tokens, plus the end of turn for chat).
     pub fn option_tokens(&self, prompt: &Prompt, option: &str) -> usize {
-        let n = self.tokenizer.encode(option, false).map_or(1, |t| t.len());
-        match (prompt, &self.end_of_turn) {
-            (Prompt::Chat(_), Some(_)) => n + 1,
-            _ => n,
-        }
+        self.option_ids(prompt, option).map_or(1, |ids| ids.len())
     }
 }
 

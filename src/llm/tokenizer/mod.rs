@@ -468,6 +468,28 @@ impl Tokenizer {
         &self.stop_ids
     }
 
+    /// The token that ends an assistant turn (`<|im_end|>`, `<end_of_turn>`, `<|eot_id|>`,
+    /// `<|end|>`), else EOS: what `choose` scores after an option of a chat prompt.
+    pub fn end_of_turn_id(&self) -> Option<u32> {
+        ["<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"]
+            .iter()
+            .find_map(|t| self.id_of(t))
+            .or(self.eos)
+    }
+
+    /// The ids `choose` scores for `option`: its tokens, then `terminator` (the end of turn
+    /// after a chat prompt). An option with no tokens is an error.
+    pub fn option_ids(&self, option: &str, terminator: Option<u32>) -> Result<Vec<u32>> {
+        let mut ids = self.encode(option, false)?;
+        if ids.is_empty() {
+            return Err(LlmError::InvalidRequest(format!(
+                "option {option:?} has no tokens"
+            )));
+        }
+        ids.extend(terminator);
+        Ok(ids)
+    }
+
     /// The id of a token given its exact vocabulary text (e.g. `"<|im_end|>"`).
     pub fn id_of(&self, token: &str) -> Option<u32> {
         self.inner.token_to_id(token)
