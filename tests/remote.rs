@@ -6,7 +6,6 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use humanoid::llm::remote::{ChooseMethod, RemoteClient, RemoteConfig};
 use humanoid::llm::{
@@ -15,6 +14,7 @@ use humanoid::llm::{
 };
 use serde_json::{json, Value};
 
+use crate::remote_constrain::llama_server;
 use crate::sim::{bin, lin_family};
 use crate::util;
 
@@ -368,55 +368,15 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
     assert!(events.contains("\"model_call\""));
 }
 
-/// llama.cpp's `llama-server`, killed when dropped.
-struct LlamaServer(Child);
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Against a server that is not ours (built by `benches/remote/llama-server.sh`, pointed to
 /// by `HUMANOID_LLAMA_SERVER`): detection, `choose` against in-process `choose`, and a short
 /// run of the Lin family.
 #[test]
 fn llama_server_serves_choose_and_a_short_run() {
-    let Some(exe) = std::env::var_os("HUMANOID_LLAMA_SERVER") else {
-        eprintln!(
-            "llama_server_serves_choose_and_a_short_run: skipped: HUMANOID_LLAMA_SERVER is not set \
-             (no prebuilt llama-server here; `bash benches/remote/llama-server.sh` builds one)"
-        );
+    let Some(server) = llama_server("llama_server_serves_choose_and_a_short_run") else {
         return;
     };
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let model = util::smollm2();
-    let _server = LlamaServer(
-        Command::new(&exe)
-            .arg("-m")
-            .arg(&model)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-c", "8192", "-np", "4", "--jinja"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("llama-server starts"),
-    );
-    let url = format!("http://127.0.0.1:{port}/v1");
-    let up = (0..600).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        // llama-server answers /health; llama-cpp-python's server only /v1/models.
-        ["health", "v1/models"].iter().any(|p| {
-            ureq::get(&format!("http://127.0.0.1:{port}/{p}"))
-                .call()
-                .is_ok()
-        })
-    });
-    assert!(up, "llama-server did not come up on {url}");
+    let url = server.url.clone();
     // A short run first: it must work whatever the agreement of `choose` below.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

@@ -18,6 +18,7 @@ mod interview;
 mod memory;
 mod model_store;
 mod remote;
+mod remote_constrain;
 mod remote_faults;
 mod sim;
 mod tensor_backend;

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use crate::llm::constrain::{self, is_emoji_text};
+use crate::llm::constrain::{is_emoji_text, ConstraintSpec};
 use crate::llm::{Request, Response};
 use crate::world::{display_path, Emotion, Need, World};
 
@@ -144,7 +144,7 @@ pub async fn act(
     let q = format!("{doing} Describe this activity with two emoji.");
     requests.push((
         "emoji".into(),
-        mind.generate_request(chat(system, &q), constrain::emoji(2), 24),
+        mind.generate_request(chat(system, &q), ConstraintSpec::Emoji { count: 2 }, 24),
     ));
     let mut results = mind.port.run(requests).await.into_iter();
     let mut next = || results.next().unwrap_or_else(missing);

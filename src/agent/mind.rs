@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-use crate::llm::constrain::{self, Constrained, PlanTimes, TokenTable};
+use crate::llm::constrain::{self, ConstraintSpec, PlanTimes, TokenTable};
 use crate::llm::{
     Choice, ChooseRequest, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
@@ -210,17 +210,17 @@ impl<'a> Mind<'a> {
         self.chosen(purpose, r, options, default)
     }
 
-    /// A constrained generation request for `machine`, seeded from the port.
-    pub fn generate_request<M: constrain::CharMachine>(
+    /// A generation request constrained to `spec`, seeded from the port.
+    pub fn generate_request(
         &self,
         prompt: Prompt,
-        machine: M,
+        spec: ConstraintSpec,
         max_tokens: usize,
     ) -> Request {
         let mut g = GenerateRequest::new(prompt, max_tokens);
         g.sampling = text_sampling();
         g.seed = self.port.next_seed();
-        g.constraint = Some(Constrained::shared(self.table.clone(), machine));
+        g.constrain(self.table, spec);
         Request::Generate(g)
     }
 
@@ -254,7 +254,7 @@ impl<'a> Mind<'a> {
     ) -> Option<String> {
         let req = self.generate_request(
             chat(system, question),
-            constrain::line(max_chars),
+            ConstraintSpec::Line { max_chars },
             max_chars / 2 + 16,
         );
         let r = self.port.run(vec![(purpose.to_string(), req)]).await;
@@ -284,7 +284,10 @@ impl<'a> Mind<'a> {
         let max_tokens = lines * (max_activity_chars / 3 + 10) + 8;
         let req = self.generate_request(
             chat(system, question),
-            constrain::plan(times, max_activity_chars),
+            ConstraintSpec::Plan {
+                times,
+                max_activity_chars,
+            },
             max_tokens,
         );
         let r = self.port.run(vec![(purpose.to_string(), req)]).await;

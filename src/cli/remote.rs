@@ -78,10 +78,11 @@ impl BackendArgs {
 pub fn connect(cfg: RemoteConfig) -> Result<RemoteClient> {
     let client = RemoteClient::connect(cfg)?;
     eprintln!(
-        "remote: {} model {}; choose uses {}; generation is unconstrained (the server cannot take our token constraints: answers are parsed defensively, fallbacks logged)",
+        "remote: {} model {}; choose uses {}; constraints: {}",
         client.url(),
         client.config().model,
-        client.choose_method()
+        client.choose_method(),
+        client.constraint_method()
     );
     Ok(client)
 }

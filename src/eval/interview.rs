@@ -15,7 +15,7 @@ use super::error::{EvalError, Result};
 use super::snapshot::Snapshot;
 use crate::agent::context::{memory_line, system_prompt};
 use crate::agent::mind::{chat, clean_line};
-use crate::llm::constrain::{self, Constrained, TokenTable};
+use crate::llm::constrain::{ConstraintSpec, TokenTable};
 use crate::llm::{GenerateRequest, Inference, Prompt, Request, Response, Sampling};
 use crate::memory::{fit_to_budget, MemoryKind, TextEmbedder};
 
@@ -190,10 +190,12 @@ pub fn interview(
             });
             let mut g = GenerateRequest::new(prompt, max_tokens);
             g.sampling = Sampling::greedy();
-            g.constraint = Some(Constrained::shared(
-                table.clone(),
-                constrain::line(ANSWER_CHARS),
-            ));
+            g.constrain(
+                &table,
+                ConstraintSpec::Line {
+                    max_chars: ANSWER_CHARS,
+                },
+            );
             Request::Generate(g)
         })
         .collect();

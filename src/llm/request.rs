@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use super::constrain::{ConstraintSpec, TokenTable};
 use super::sampler::Sampling;
 use super::template::Message;
 
@@ -40,6 +41,9 @@ pub struct GenerateRequest {
     /// Seed of this request's own sampler.
     pub seed: u64,
     pub constraint: Option<Arc<Mutex<dyn TokenConstraint>>>,
+    /// `constraint` as data, for backends that cannot run it in-process (a server builds it
+    /// or takes it as a grammar). Set both with [`constrain`](Self::constrain).
+    pub spec: Option<ConstraintSpec>,
 }
 
 impl GenerateRequest {
@@ -52,7 +56,14 @@ impl GenerateRequest {
             sampling: Sampling::greedy(),
             seed: 0,
             constraint: None,
+            spec: None,
         }
+    }
+
+    /// Constrains the output to `spec`: its token mask over `table`, and the spec itself.
+    pub fn constrain(&mut self, table: &Arc<TokenTable>, spec: ConstraintSpec) {
+        self.constraint = Some(spec.constraint(table));
+        self.spec = Some(spec);
     }
 }
 
@@ -65,6 +76,7 @@ impl std::fmt::Debug for GenerateRequest {
             .field("sampling", &self.sampling)
             .field("seed", &self.seed)
             .field("constrained", &self.constraint.is_some())
+            .field("spec", &self.spec)
             .finish()
     }
 }

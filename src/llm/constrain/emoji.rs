@@ -5,7 +5,7 @@ use super::CharMachine;
 /// Pictographic emoji code points, as sorted inclusive ranges: Unicode `Emoji=Yes` less the
 /// keycap bases `#*0-9`, `©`, `®`, regional indicators, skin-tone modifiers, and the arrows,
 /// punctuation, letter-like and geometric symbols that render as text (`‼ ™ ℹ ↔ ▶ Ⓜ ▪ 〰`).
-const EMOJI: &[(u32, u32)] = &[
+pub(crate) const EMOJI: &[(u32, u32)] = &[
     (0x231A, 0x231B),
     (0x2328, 0x2328),
     (0x23E9, 0x23F3),
@@ -133,7 +133,7 @@ const EMOJI: &[(u32, u32)] = &[
 ];
 
 /// The emoji presentation selector, allowed right after an emoji.
-const VS16: char = '\u{FE0F}';
+pub(crate) const VS16: char = '\u{FE0F}';
 
 /// Whether some emoji lies in `lo..=hi`.
 fn any_emoji_in(lo: u32, hi: u32) -> bool {

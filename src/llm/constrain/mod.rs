@@ -5,12 +5,16 @@
 //! vocabulary token's bytes, decoded once), assembling UTF-8 across token boundaries. The
 //! machines here: [`emoji`] (exactly `n` emoji), [`plan`] (day-plan lines
 //! `"hh:mm am: activity"`, fixed or model-chosen increasing times) and [`line`] (one line of
-//! text); [`parse_plan`] and [`is_emoji_text`] check text the same way.
+//! text); [`parse_plan`] and [`is_emoji_text`] check text the same way. A
+//! [`ConstraintSpec`] names a machine as data, for a request that goes to a server (built
+//! there by `serve-llm`, or sent as a llama.cpp grammar).
 
 mod adapter;
 mod emoji;
+mod gbnf;
 mod line;
 mod plan;
+mod spec;
 mod table;
 mod time;
 mod utf8;
@@ -22,6 +26,7 @@ pub use adapter::Constrained;
 pub use emoji::{emoji, is_emoji, is_emoji_text, EmojiMachine};
 pub use line::{line, LineMachine};
 pub use plan::{parse_plan, plan, PlanMachine, PlanTimes};
+pub use spec::ConstraintSpec;
 pub use table::TokenTable;
 
 /// A character-level acceptor. Cheap to clone (small state).

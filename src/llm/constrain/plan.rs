@@ -6,7 +6,8 @@ use super::time::{candidates, format_time, parse_time, quarter_of, quarters_betw
 use super::{extend_text, newline, CharMachine, TextRun};
 
 /// Which times the lines of a plan carry (minutes after midnight).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PlanTimes {
     /// Line `i` must start with exactly the time `times[i]` (rounded down to a quarter hour,
     /// wrapping days); the plan must end after the last line's `'\n'`.

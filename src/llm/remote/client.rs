@@ -4,13 +4,14 @@
 //! scored one by one) run by at most `max_inflight` threads; results are put back in
 //! request order, so a run applies them in (tick, agent, call) order as in-process.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::choose::{self, ChooseMethod};
+use super::constrain::{self, ConstraintMethod};
 use super::detect;
 use super::forced;
 use super::http::{CallError, Http};
@@ -32,9 +33,12 @@ pub struct RemoteClient {
     http: Http,
     local: LocalModel,
     method: ChooseMethod,
+    constraints: ConstraintMethod,
     stats: EngineStats,
     /// Generations whose token constraint could not be sent (answers parsed defensively).
     unconstrained: u64,
+    /// Constrained replies the machine cut short (a grammar looser than the machine).
+    cut: AtomicU64,
 }
 
 fn messages_json(m: &[Message]) -> Value {
@@ -112,12 +116,21 @@ impl RemoteClient {
             http,
             local,
             method: ChooseMethod::Generate,
+            constraints: ConstraintMethod::Unconstrained,
             stats: EngineStats::default(),
             unconstrained: 0,
+            cut: AtomicU64::new(0),
         };
         client.method =
             detect::detect(&client.http, &client.cfg.model, &client.local).map_err(unreachable)?;
         tracing::info!("{}: choose uses {}", client.http.base(), client.method);
+        client.constraints =
+            constrain::detect(&client.http, &client.cfg.model).map_err(unreachable)?;
+        tracing::info!(
+            "{}: constraints: {}",
+            client.http.base(),
+            client.constraints
+        );
         Ok(client)
     }
 
@@ -142,9 +155,25 @@ impl RemoteClient {
         self.http.base()
     }
 
+    /// How generation constraints are sent to this server.
+    pub fn constraint_method(&self) -> ConstraintMethod {
+        self.constraints
+    }
+
+    /// Sends constraints with `method` from now on, instead of the one detected (to compare
+    /// methods on one server).
+    pub fn set_constraint_method(&mut self, method: ConstraintMethod) {
+        self.constraints = method;
+    }
+
     /// Generations sent without their token constraint so far.
     pub fn unconstrained_generations(&self) -> u64 {
         self.unconstrained
+    }
+
+    /// Constrained replies cut to what the constraint's machine accepts so far.
+    pub fn cut_replies(&self) -> u64 {
+        self.cut.load(Ordering::Relaxed)
     }
 
     fn jobs(&self, requests: &[Request]) -> Vec<Job> {
@@ -366,8 +395,12 @@ impl RemoteClient {
                 ("/v1/completions", false)
             }
         };
+        let spec = g
+            .spec
+            .as_ref()
+            .filter(|spec| self.constraints.apply(&mut body, spec));
         let tok = &self.local.tokenizer;
-        self.http.post(path, &body, |v| {
+        let mut gen = self.http.post(path, &body, |v| {
             let text = if chat {
                 match v.pointer("/choices/0/message") {
                     Some(msg) => msg.get("content").and_then(Value::as_str).unwrap_or(""),
@@ -388,7 +421,21 @@ impl RemoteClient {
                 ),
                 finish: finish_of(v),
             })
-        })
+        })?;
+        if let Some(spec) = spec {
+            let kept = spec.accepted_prefix(&gen.text).len();
+            if kept < gen.text.len() {
+                tracing::debug!(
+                    "{}: reply cut to what its constraint accepts: {:?} -> {:?}",
+                    self.http.base(),
+                    gen.text,
+                    &gen.text[..kept]
+                );
+                self.cut.fetch_add(1, Ordering::Relaxed);
+                gen.text.truncate(kept);
+            }
+        }
+        Ok(gen)
     }
 
     /// Runs `jobs` on at most `max_inflight` threads; results by job index.
@@ -447,6 +494,10 @@ impl Inference for RemoteClient {
         let constrained = requests
             .iter()
             .filter(|r| matches!(r, Request::Generate(g) if g.constraint.is_some()))
+            .filter(|r| {
+                self.constraints == ConstraintMethod::Unconstrained
+                    || matches!(r, Request::Generate(g) if g.spec.is_none())
+            })
             .count() as u64;
         if constrained > 0 && self.unconstrained == 0 {
             tracing::info!(

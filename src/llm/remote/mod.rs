@@ -3,11 +3,13 @@
 //! engine, sent as concurrent HTTP requests.
 //!
 //! [`http`] holds timeouts, retries and the fatal/per-request line, [`local`] the model's
-//! tokenizer and chat template, [`choose`] how `choose` is scored ([`forced`] on servers without `echo`), [`detect`] which way a
-//! server offers, [`client`] the backend.
+//! tokenizer and chat template, [`choose`] how `choose` is scored ([`forced`] on servers
+//! without `echo`), [`detect`] which way a server offers, [`constrain`] how generations are
+//! constrained there, [`client`] the backend.
 
 pub mod choose;
 pub mod client;
+pub mod constrain;
 pub mod detect;
 pub mod forced;
 pub mod http;
@@ -20,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use choose::ChooseMethod;
 pub use client::RemoteClient;
+pub use constrain::ConstraintMethod;
 
 /// How to reach the server; recorded in a run's `config.json` so `resume` reconnects.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

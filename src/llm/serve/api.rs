@@ -1,9 +1,12 @@
 //! The OpenAI-compatible request bodies `serve-llm` accepts, checked into engine requests,
 //! and the pieces of its answers. Every problem is a message for a 400 answer.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::llm::constrain::{ConstraintSpec, TokenTable};
 use crate::llm::request::{ChooseRequest, GenerateRequest, Prompt};
 use crate::llm::sampler::Sampling;
 use crate::llm::template::Message;
@@ -31,6 +34,9 @@ pub struct Params {
     pub n: Option<i64>,
     #[serde(default)]
     pub stream: bool,
+    /// serve-llm's own field: the reply is written under this constraint, as in-process
+    /// (what `--backend openai` sends when a server accepts it).
+    pub humanoid_constraint: Option<ConstraintSpec>,
 }
 
 /// A chat message's content: text, or a list of parts of which the text ones are used.
@@ -124,6 +130,20 @@ impl Params {
         };
         g.stop.retain(|s| !s.is_empty());
         Ok(g)
+    }
+
+    /// Puts `g` under `humanoid_constraint`, if given, over `table`.
+    pub fn apply_constraint(
+        &self,
+        g: &mut GenerateRequest,
+        table: &Arc<TokenTable>,
+    ) -> Result<(), String> {
+        if let Some(spec) = &self.humanoid_constraint {
+            spec.validate()
+                .map_err(|e| format!("humanoid_constraint: {e}"))?;
+            g.constrain(table, spec.clone());
+        }
+        Ok(())
     }
 }
 
@@ -283,6 +303,20 @@ mod tests {
         assert!(parse::<ChatBody>(b"{")
             .unwrap_err()
             .contains("invalid request body"));
+        let p: Params =
+            serde_json::from_str(r#"{"humanoid_constraint": {"kind": "emoji", "count": 0}}"#)
+                .unwrap();
+        let mut g = p
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .unwrap();
+        let table = TokenTable::from_parts(Vec::new(), &[]);
+        let e = p.apply_constraint(&mut g, &table).unwrap_err();
+        assert!(e.contains("humanoid_constraint: count = 0"), "{e}");
+        assert!(parse::<ChatBody>(
+            br#"{"messages": [], "humanoid_constraint": {"kind": "regex"}}"#
+        )
+        .unwrap_err()
+        .contains("invalid request body"));
         assert!(prompts(&json!([1, 2, 99]), 50).is_err());
         assert!(prompts(&json!({}), 50).is_err());
     }

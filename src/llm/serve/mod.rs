@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 use self::api::{error_body, ChatBody, ChooseBody, CompletionBody, PromptIn};
 use self::batcher::{Batcher, Done, Work};
 use self::score::Scored;
+use crate::llm::constrain::TokenTable;
 use crate::llm::engine::Engine;
 use crate::llm::error::LlmError;
 use crate::llm::request::{FinishReason, Generation, Prompt, Request, Response};
@@ -49,6 +50,8 @@ struct AppState {
     batcher: Batcher,
     names: Vec<String>,
     tokenizer: Tokenizer,
+    /// The vocabulary's bytes, for `humanoid_constraint`.
+    table: Arc<TokenTable>,
     template: ChatTemplate,
     budget: usize,
     created: u64,
@@ -94,6 +97,7 @@ pub fn router(engine: Engine, opts: ServeOptions) -> Router {
     let state = Arc::new(AppState {
         batcher: Batcher::start(engine, opts.window, opts.max_batch),
         names: opts.names,
+        table: TokenTable::new(&tokenizer),
         tokenizer,
         template,
         budget,
@@ -219,10 +223,11 @@ async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
     s.check_model(&b.params.model)?;
     let msgs = api::messages(&b.messages).map_err(bad)?;
     let id = s.next_id();
-    let g = b
+    let mut g = b
         .params
         .generate(Prompt::Chat(msgs.clone()), s.budget, id)
         .map_err(bad)?;
+    b.params.apply_constraint(&mut g, &s.table).map_err(bad)?;
     let top = b.top_logprobs.unwrap_or(0);
     if !(0..=api::MAX_TOP_LOGPROBS).contains(&top) {
         return Err(bad(format!(
@@ -290,10 +295,14 @@ async fn one_completion(
         return Err(bad("the prompt is empty"));
     }
     let s = &*s;
-    let g = b
+    let mut g = b
         .params
         .generate(Prompt::Tokens(ids.clone()), 16, seed)
         .map_err(bad)?;
+    if b.params.humanoid_constraint.is_some() && b.logprobs.is_some() {
+        return Err(bad("humanoid_constraint cannot be combined with logprobs"));
+    }
+    b.params.apply_constraint(&mut g, &s.table).map_err(bad)?;
     let k = match b.logprobs {
         None => None,
         Some(k) if (0..=api::MAX_TOP_LOGPROBS).contains(&k) => Some(k as usize),

@@ -1,0 +1,268 @@
+//! A [`ConstraintSpec`] as a llama.cpp grammar (GBNF, the `grammar` field of llama.cpp's
+//! server and llama-cpp-python's), for servers that cannot run our machines.
+//!
+//! Every string the grammar allows, the machine allows too (an activity's first letter
+//! comes from the common scripts only, a subset of the machine's). The client still cuts
+//! what a server returns to the machine's
+//! [`accepted_prefix`](ConstraintSpec::accepted_prefix), so a server whose grammar support
+//! differs gives a shorter answer, never a malformed one.
+
+use std::fmt::Write;
+
+use super::emoji::{EMOJI, VS16};
+use super::time::{format_time, quarters_between};
+use super::{ConstraintSpec, PlanTimes};
+
+/// Code points a free text may not contain (`is_text_char`): controls, the line and
+/// paragraph separators, and U+FFFD.
+const NOT_TEXT: &[(u32, u32)] = &[
+    (0x00, 0x1F),
+    (0x7F, 0x9F),
+    (0x2028, 0x2029),
+    (0xFFFD, 0xFFFD),
+];
+
+/// Code points a free text may not start with (`is_text_start`): [`NOT_TEXT`] and Unicode
+/// whitespace.
+const NOT_TEXT_START: &[(u32, u32)] = &[
+    (0x00, 0x20),
+    (0x7F, 0xA0),
+    (0x1680, 0x1680),
+    (0x2000, 0x200A),
+    (0x2028, 0x2029),
+    (0x202F, 0x202F),
+    (0x205F, 0x205F),
+    (0x3000, 0x3000),
+    (0xFFFD, 0xFFFD),
+];
+
+/// Letters an activity may start with: blocks of alphabetic characters in the common
+/// scripts (Latin, Greek, Cyrillic, Hebrew, Arabic, kana, CJK ideographs, Hangul). A subset
+/// of what the machine takes (any alphabetic character), so the grammar stays small.
+const LETTERS: &[(u32, u32)] = &[
+    (0x41, 0x5A),
+    (0x61, 0x7A),
+    (0xC0, 0xD6),
+    (0xD8, 0xF6),
+    (0xF8, 0x2AF),
+    (0x388, 0x38A),
+    (0x38C, 0x38C),
+    (0x38E, 0x3A1),
+    (0x3A3, 0x3F5),
+    (0x400, 0x481),
+    (0x48A, 0x52F),
+    (0x5D0, 0x5EA),
+    (0x620, 0x64A),
+    (0x3041, 0x3096),
+    (0x30A1, 0x30FA),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3),
+];
+
+/// A character class over `ranges` (`negated`: every other character).
+fn class(ranges: &[(u32, u32)], negated: bool) -> String {
+    let mut s = String::from(if negated { "[^" } else { "[" });
+    for &(lo, hi) in ranges {
+        push_code(&mut s, lo);
+        if hi != lo {
+            s.push('-');
+            push_code(&mut s, hi);
+        }
+    }
+    s.push(']');
+    s
+}
+
+fn push_code(s: &mut String, c: u32) {
+    let _ = match c {
+        0..=0xFF => write!(s, "\\x{c:02X}"),
+        0x100..=0xFFFF => write!(s, "\\u{c:04X}"),
+        _ => write!(s, "\\U{c:08X}"),
+    };
+}
+
+/// Rules for a free text of `1..=max` characters named `name` (first character from
+/// `first`).
+fn text_rules(out: &mut String, name: &str, first: &str, max: usize) {
+    let _ = writeln!(out, "{name}-first ::= {first}");
+    let _ = writeln!(out, "{name}-char ::= {}", class(NOT_TEXT, true));
+    match max {
+        0 | 1 => {
+            let _ = writeln!(out, "{name} ::= {name}-first");
+        }
+        _ => {
+            let _ = writeln!(out, "{name} ::= {name}-first {name}-char{{0,{}}}", max - 1);
+        }
+    }
+}
+
+impl ConstraintSpec {
+    /// This constraint as a GBNF grammar whose start rule is `root`.
+    pub fn gbnf(&self) -> String {
+        let mut g = String::new();
+        match self {
+            Self::Line { max_chars } => {
+                g.push_str("root ::= text \"\\n\"?\n");
+                text_rules(&mut g, "text", &class(NOT_TEXT_START, true), *max_chars);
+            }
+            Self::Emoji { count } => {
+                let seq = vec!["emoji"; *count].join(" ");
+                let _ = writeln!(g, "root ::= {seq}");
+                let _ = writeln!(
+                    g,
+                    "emoji ::= {} \"{}\"?",
+                    class(EMOJI, false),
+                    class_literal(VS16)
+                );
+            }
+            Self::Plan {
+                times,
+                max_activity_chars,
+            } => {
+                match times {
+                    PlanTimes::Fixed(t) => {
+                        let lines: Vec<String> = t
+                            .iter()
+                            .map(|&m| format!("\"{}: \" act \"\\n\"", format_time(m / 15 * 15)))
+                            .collect();
+                        let _ = writeln!(g, "root ::= {}", lines.join(" "));
+                    }
+                    PlanTimes::Increasing {
+                        after,
+                        last,
+                        min_lines,
+                        max_lines,
+                    } => increasing(&mut g, *after, *last, *min_lines, *max_lines),
+                }
+                text_rules(&mut g, "act", &class(LETTERS, false), *max_activity_chars);
+            }
+        }
+        g
+    }
+}
+
+/// Rules for plan lines at strictly increasing quarter hours in `(after, last]`, between
+/// `min_lines` and `max_lines` of them, exactly as the machine takes them: `rK-Q` is the
+/// rest of the plan after `K` lines when the next time is at quarter `Q` or later, `gK-Q` a
+/// line at quarter `Q` or later, `lK-Q` the line at quarter `Q`. A chain over the quarters
+/// rather than an alternative per pair keeps the grammar linear in lines × quarters.
+fn increasing(g: &mut String, after: Option<u32>, last: u32, min_lines: usize, max_lines: usize) {
+    let quarters = quarters_between(after, last);
+    if quarters == 0 {
+        g.push_str("root ::= \"\"\n");
+        return;
+    }
+    let first = quarters.trailing_zeros() as usize;
+    let end = (u128::BITS - quarters.leading_zeros()) as usize; // one past the last quarter
+    let _ = writeln!(g, "root ::= r0-{first}");
+    for k in 0..=max_lines {
+        for q in (first + k).min(end)..=end {
+            // The rest after k lines, the next time at quarter q or later.
+            let rest = if k == max_lines || q == end {
+                "\"\"".to_string()
+            } else if k >= min_lines {
+                format!("\"\\n\"? | g{k}-{q}")
+            } else {
+                format!("g{k}-{q}")
+            };
+            let _ = writeln!(g, "r{k}-{q} ::= {rest}");
+            if k == max_lines || q == end {
+                continue;
+            }
+            let later = if q + 1 < end {
+                format!(" | g{k}-{}", q + 1)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(g, "g{k}-{q} ::= l{k}-{q}{later}");
+            let _ = writeln!(
+                g,
+                "l{k}-{q} ::= \"{}: \" act \"\\n\" r{}-{}",
+                format_time(q as u32 * 15),
+                k + 1,
+                q + 1
+            );
+        }
+    }
+}
+
+/// `c` escaped for a GBNF string literal.
+fn class_literal(c: char) -> String {
+    let mut s = String::new();
+    push_code(&mut s, c as u32);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{is_text_char, is_text_start};
+    use super::*;
+
+    fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
+        ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
+    }
+
+    /// The classes written into grammars say exactly what the machines' predicates say
+    /// (letters: a subset of the alphabetic characters).
+    #[test]
+    fn classes_match_the_machines() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let u = c as u32;
+            assert_eq!(!in_ranges(NOT_TEXT, u), is_text_char(c), "{u:#X}");
+            assert_eq!(!in_ranges(NOT_TEXT_START, u), is_text_start(c), "{u:#X}");
+            if in_ranges(LETTERS, u) {
+                assert!(c.is_alphabetic(), "{u:#X} is not alphabetic");
+            }
+        }
+    }
+
+    #[test]
+    fn grammars_name_their_pieces() {
+        let line = ConstraintSpec::Line { max_chars: 80 }.gbnf();
+        assert!(line.starts_with("root ::= text \"\\n\"?\n"), "{line}");
+        assert!(
+            line.contains("text ::= text-first text-char{0,79}"),
+            "{line}"
+        );
+        assert!(line.contains("text-char ::= [^\\x00-\\x1F\\x7F-\\x9F\\u2028-\\u2029\\uFFFD]"));
+        let one = ConstraintSpec::Line { max_chars: 1 }.gbnf();
+        assert!(one.contains("text ::= text-first\n"), "{one}");
+        let e = ConstraintSpec::Emoji { count: 2 }.gbnf();
+        assert!(e.starts_with("root ::= emoji emoji\n"), "{e}");
+        assert!(e.contains("\\U0001F5FA-\\U0001F64F"), "{e}");
+        assert!(e.contains("\"\\uFE0F\"?"), "{e}");
+        let fixed = ConstraintSpec::Plan {
+            times: PlanTimes::Fixed(vec![420, 487]),
+            max_activity_chars: 30,
+        }
+        .gbnf();
+        assert!(
+            fixed.starts_with("root ::= \"07:00 am: \" act \"\\n\" \"08:00 am: \" act \"\\n\"\n"),
+            "{fixed}"
+        );
+        let day = ConstraintSpec::Plan {
+            times: PlanTimes::Increasing {
+                after: Some(360),
+                last: 420,
+                min_lines: 1,
+                max_lines: 3,
+            },
+            max_activity_chars: 30,
+        }
+        .gbnf();
+        // Quarters 25..=28 (06:15 to 07:00 am), one to three lines.
+        for rule in [
+            "root ::= r0-25\n",
+            "r0-25 ::= g0-25\n",
+            "g0-25 ::= l0-25 | g0-26\n",
+            "l0-25 ::= \"06:15 am: \" act \"\\n\" r1-26\n",
+            "g0-28 ::= l0-28\n",
+            "r1-26 ::= \"\\n\"? | g1-26\n",
+            "r1-29 ::= \"\"\n",
+            "r3-28 ::= \"\"\n",
+        ] {
+            assert!(day.contains(rule), "{rule:?} not in\n{day}");
+        }
+        assert!(!day.contains("l3-"), "{day}");
+    }
+}

@@ -1,0 +1,205 @@
+//! [`ConstraintSpec`]: a constraint described as data, so that it can travel with a request
+//! to a server: built into its machine here or by `serve-llm`, or written as a llama.cpp
+//! grammar ([`gbnf`](super::gbnf)) for servers that take one.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use super::super::request::TokenConstraint;
+use super::{emoji, line, plan, CharMachine, Constrained, PlanTimes, TokenTable};
+
+/// Largest sizes a spec may ask for (a spec from a client is checked against them).
+const MAX_CHARS: usize = 4096;
+const MAX_EMOJI: usize = 64;
+const MAX_LINES: usize = 96;
+
+/// One of the machines of [`constrain`](super), with its parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ConstraintSpec {
+    /// One line of at most `max_chars` characters ([`line`]).
+    Line { max_chars: usize },
+    /// Exactly `count` emoji ([`emoji`]).
+    Emoji { count: usize },
+    /// Plan lines `"hh:mm am: activity"` ([`plan`]).
+    Plan {
+        times: PlanTimes,
+        max_activity_chars: usize,
+    },
+}
+
+impl ConstraintSpec {
+    /// The engine's token mask for this spec over `table`.
+    pub fn constraint(&self, table: &Arc<TokenTable>) -> Arc<Mutex<dyn TokenConstraint>> {
+        match self {
+            Self::Line { max_chars } => Constrained::shared(table.clone(), line(*max_chars)),
+            Self::Emoji { count } => Constrained::shared(table.clone(), emoji(*count)),
+            Self::Plan {
+                times,
+                max_activity_chars,
+            } => Constrained::shared(table.clone(), plan(times.clone(), *max_activity_chars)),
+        }
+    }
+
+    /// The longest prefix of `text` the machine accepts, character by character (all of it
+    /// when the text was written under this constraint).
+    pub fn accepted_prefix<'a>(&self, text: &'a str) -> &'a str {
+        match self {
+            Self::Line { max_chars } => prefix(line(*max_chars), text),
+            Self::Emoji { count } => prefix(emoji(*count), text),
+            Self::Plan {
+                times,
+                max_activity_chars,
+            } => prefix(plan(times.clone(), *max_activity_chars), text),
+        }
+    }
+
+    /// Whether `text` is a complete output under this constraint.
+    pub fn is_complete(&self, text: &str) -> bool {
+        match self {
+            Self::Line { max_chars } => complete(line(*max_chars), text),
+            Self::Emoji { count } => complete(emoji(*count), text),
+            Self::Plan {
+                times,
+                max_activity_chars,
+            } => complete(plan(times.clone(), *max_activity_chars), text),
+        }
+    }
+
+    /// Checks the sizes of a spec that came from outside (a server's client).
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |name: &str, n: usize, max: usize| {
+            if n == 0 || n > max {
+                Err(format!("{name} = {n}: must be 1 to {max}"))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Self::Line { max_chars } => check("max_chars", *max_chars, MAX_CHARS),
+            Self::Emoji { count } => check("count", *count, MAX_EMOJI),
+            Self::Plan {
+                times,
+                max_activity_chars,
+            } => {
+                check("max_activity_chars", *max_activity_chars, MAX_CHARS)?;
+                match times {
+                    PlanTimes::Fixed(t) => check("times", t.len(), MAX_LINES),
+                    PlanTimes::Increasing {
+                        min_lines,
+                        max_lines,
+                        ..
+                    } => {
+                        check("max_lines", *max_lines, MAX_LINES)?;
+                        if min_lines > max_lines {
+                            return Err(format!(
+                                "min_lines = {min_lines}: more than max_lines = {max_lines}"
+                            ));
+                        }
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The longest prefix of `text` that `m` accepts.
+fn prefix<M: CharMachine>(mut m: M, text: &str) -> &str {
+    for (i, c) in text.char_indices() {
+        match m.feed(c) {
+            Some(next) => m = next,
+            None => return &text[..i],
+        }
+    }
+    text
+}
+
+/// Whether `m` accepts all of `text` and may end after it.
+fn complete<M: CharMachine>(mut m: M, text: &str) -> bool {
+    for c in text.chars() {
+        match m.feed(c) {
+            Some(next) => m = next,
+            None => return false,
+        }
+    }
+    m.can_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day() -> ConstraintSpec {
+        ConstraintSpec::Plan {
+            times: PlanTimes::Increasing {
+                after: Some(360),
+                last: 1320,
+                min_lines: 2,
+                max_lines: 4,
+            },
+            max_activity_chars: 20,
+        }
+    }
+
+    #[test]
+    fn specs_travel_as_json() {
+        for spec in [
+            ConstraintSpec::Line { max_chars: 80 },
+            ConstraintSpec::Emoji { count: 2 },
+            day(),
+            ConstraintSpec::Plan {
+                times: PlanTimes::Fixed(vec![420, 480]),
+                max_activity_chars: 40,
+            },
+        ] {
+            let json = serde_json::to_string(&spec).unwrap();
+            assert_eq!(serde_json::from_str::<ConstraintSpec>(&json).unwrap(), spec);
+        }
+        let v: ConstraintSpec =
+            serde_json::from_str(r#"{"kind": "line", "max_chars": 12}"#).unwrap();
+        assert_eq!(v, ConstraintSpec::Line { max_chars: 12 });
+        assert!(serde_json::from_str::<ConstraintSpec>(r#"{"kind": "regex"}"#).is_err());
+    }
+
+    #[test]
+    fn accepted_prefixes_stop_where_the_machine_does() {
+        let l = ConstraintSpec::Line { max_chars: 5 };
+        assert_eq!(l.accepted_prefix("hello world"), "hello");
+        assert_eq!(l.accepted_prefix(" hi"), "");
+        assert_eq!(l.accepted_prefix("hi\nthere"), "hi\n");
+        assert!(l.is_complete("hi"));
+        assert!(!l.is_complete(""));
+        let e = ConstraintSpec::Emoji { count: 2 };
+        assert_eq!(e.accepted_prefix("😀🎉!"), "😀🎉");
+        assert_eq!(e.accepted_prefix("ok 😀"), "");
+        assert!(e.is_complete("😀\u{FE0F}🎉"));
+        assert!(!e.is_complete("😀"));
+        // Times must increase: the third line goes back to 08:00 am.
+        let text = "07:00 am: wake up\n09:00 am: work\n08:00 am: nap\n";
+        assert_eq!(
+            day().accepted_prefix(text),
+            "07:00 am: wake up\n09:00 am: work\n08:00 "
+        );
+        assert!(day().is_complete("07:00 am: wake up\n09:00 am: work\n"));
+        assert!(!day().is_complete("07:00 am: wake up\n"));
+    }
+
+    #[test]
+    fn outside_sizes_are_refused() {
+        assert!(ConstraintSpec::Line { max_chars: 0 }.validate().is_err());
+        assert!(ConstraintSpec::Emoji { count: 1000 }.validate().is_err());
+        let bad = ConstraintSpec::Plan {
+            times: PlanTimes::Increasing {
+                after: None,
+                last: 100,
+                min_lines: 5,
+                max_lines: 2,
+            },
+            max_activity_chars: 10,
+        };
+        assert!(bad.validate().unwrap_err().contains("min_lines"));
+        assert!(day().validate().is_ok());
+    }
+}
