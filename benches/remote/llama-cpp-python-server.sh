@@ -6,7 +6,7 @@
 #   python3 -m venv /tmp/lcpenv
 #   /tmp/lcpenv/bin/pip install 'llama-cpp-python[server]==0.3.36'   # compiles llama.cpp, ~40 min on 2 cores
 #   LCP_PYTHON=/tmp/lcpenv/bin/python HUMANOID_LLAMA_SERVER=$PWD/benches/remote/llama-cpp-python-server.sh \
-#     cargo test --release --test tests remote::llama_server -- --nocapture
+#     cargo test --release --test tests llama_server -- --nocapture
 #
 # Understands -m/--model, --host, --port, -c/--ctx-size; other llama-server flags are ignored.
 # The model is served under the name $LCP_ALIAS (default smollm2-135m), with every position's

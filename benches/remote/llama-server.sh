@@ -4,7 +4,7 @@
 #
 #   bash benches/remote/llama-server.sh
 #   HUMANOID_LLAMA_SERVER=$PWD/target/llama-server/llama-server \
-#     cargo test --release --test tests remote::llama_server -- --nocapture
+#     cargo test --release --test tests llama_server -- --nocapture
 #
 # No prebuilt llama-server exists on the Python package index or in Debian bookworm, so the
 # sources come from llama-cpp-python's source distribution (it vendors llama.cpp), fetched

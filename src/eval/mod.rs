@@ -26,12 +26,12 @@
 //!   `conversation` event. The run's answer is "yes" when every participant enjoyed it (the
 //!   closeness of both rose), else "no".
 //!
-//! **Sheet.** [`sheet::HEADER`]: key columns (`id`, `kind`, `step`, `date`, `time`, `agent`,
+//! **Sheet.** [`sheet::KEY_COLUMNS`]: key columns (`id`, `kind`, `step`, `date`, `time`, `agent`,
 //! `place`, `text`), then the run's answers in `model_*` columns and empty `label_*` columns
 //! (a column that does not apply to a row's kind stays empty). The instructions shown to
 //! annotators go in a separate text file ([`sheet::instructions`]).
 //!
-//! **Scores** ([`score`]): per dimension, the annotators' majority (ties and all-missing
+//! **Scores** ([`score()`]): per dimension, the annotators' majority (ties and all-missing
 //! items are skipped and counted), the F1 of the run against it (yes = positive; emotion:
 //! micro-F1 = accuracy), Fleiss' κ between annotators over fully labelled items, and the
 //! share of positives predicted vs annotated.

@@ -59,6 +59,10 @@ const LETTERS: &[(u32, u32)] = &[
     (0xAC00, 0xD7A3),
 ];
 
+/// Most repetitions one `{0,n}` may ask for: llama.cpp refuses 2,000 or more. A longer text
+/// is cut there (still a text the machine accepts).
+const MAX_REPEAT: usize = 1998;
+
 /// A character class over `ranges` (`negated`: every other character).
 fn class(ranges: &[(u32, u32)], negated: bool) -> String {
     let mut s = String::from(if negated { "[^" } else { "[" });
@@ -91,7 +95,8 @@ fn text_rules(out: &mut String, name: &str, first: &str, max: usize) {
             let _ = writeln!(out, "{name} ::= {name}-first");
         }
         _ => {
-            let _ = writeln!(out, "{name} ::= {name}-first {name}-char{{0,{}}}", max - 1);
+            let more = (max - 1).min(MAX_REPEAT);
+            let _ = writeln!(out, "{name} ::= {name}-first {name}-char{{0,{more}}}");
         }
     }
 }
@@ -106,8 +111,7 @@ impl ConstraintSpec {
                 text_rules(&mut g, "text", &class(NOT_TEXT_START, true), *max_chars);
             }
             Self::Emoji { count } => {
-                let seq = vec!["emoji"; *count].join(" ");
-                let _ = writeln!(g, "root ::= {seq}");
+                let _ = writeln!(g, "root ::= {}", sequence(vec!["emoji".into(); *count]));
                 let _ = writeln!(
                     g,
                     "emoji ::= {} \"{}\"?",
@@ -125,7 +129,7 @@ impl ConstraintSpec {
                             .iter()
                             .map(|&m| format!("\"{}: \" act \"\\n\"", format_time(m / 15 * 15)))
                             .collect();
-                        let _ = writeln!(g, "root ::= {}", lines.join(" "));
+                        let _ = writeln!(g, "root ::= {}", sequence(lines));
                     }
                     PlanTimes::Increasing {
                         after,
@@ -186,6 +190,15 @@ fn increasing(g: &mut String, after: Option<u32>, last: u32, min_lines: usize, m
     }
 }
 
+/// Items one after the other; `""` for none (an empty alternative does not parse).
+fn sequence(items: Vec<String>) -> String {
+    if items.is_empty() {
+        "\"\"".into()
+    } else {
+        items.join(" ")
+    }
+}
+
 /// `c` escaped for a GBNF string literal.
 fn class_literal(c: char) -> String {
     let mut s = String::new();
@@ -225,6 +238,16 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("text-char ::= [^\\x00-\\x1F\\x7F-\\x9F\\u2028-\\u2029\\uFFFD]"));
+        let long = ConstraintSpec::Line { max_chars: 4096 }.gbnf();
+        assert!(long.contains("text-char{0,1998}"), "{long}");
+        assert!(ConstraintSpec::Emoji { count: 0 }
+            .gbnf()
+            .starts_with("root ::= \"\"\n"));
+        let none = ConstraintSpec::Plan {
+            times: PlanTimes::Fixed(Vec::new()),
+            max_activity_chars: 5,
+        };
+        assert!(none.gbnf().starts_with("root ::= \"\"\n"));
         let one = ConstraintSpec::Line { max_chars: 1 }.gbnf();
         assert!(one.contains("text ::= text-first\n"), "{one}");
         let e = ConstraintSpec::Emoji { count: 2 }.gbnf();

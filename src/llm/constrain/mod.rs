@@ -4,7 +4,7 @@
 //! engine's [`TokenConstraint`](super::request::TokenConstraint) over a [`TokenTable`] (each
 //! vocabulary token's bytes, decoded once), assembling UTF-8 across token boundaries. The
 //! machines here: [`emoji`] (exactly `n` emoji), [`plan`] (day-plan lines
-//! `"hh:mm am: activity"`, fixed or model-chosen increasing times) and [`line`] (one line of
+//! `"hh:mm am: activity"`, fixed or model-chosen increasing times) and [`line()`] (one line of
 //! text); [`parse_plan`] and [`is_emoji_text`] check text the same way. A
 //! [`ConstraintSpec`] names a machine as data, for a request that goes to a server (built
 //! there by `serve-llm`, or sent as a llama.cpp grammar).

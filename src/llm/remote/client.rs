@@ -5,7 +5,7 @@
 //! request order, so a run applies them in (tick, agent, call) order as in-process.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -61,7 +61,8 @@ fn finish_of(v: &Value) -> FinishReason {
 
 impl RemoteClient {
     /// Connects: loads the tokenizer, lists the server's models (a clear error naming the URL
-    /// if it cannot be reached) and detects how `choose` can be scored.
+    /// if it cannot be reached) and detects how `choose` can be scored and how generations
+    /// can be constrained.
     pub fn connect(cfg: RemoteConfig) -> std::result::Result<Self, RemoteError> {
         let api_key = match &cfg.api_key_env {
             Some(var) => {
@@ -219,26 +220,21 @@ impl RemoteClient {
                 },
             });
         }
-        let prompt_text = match self.method {
-            ChooseMethod::ForcedText => Some(self.local.prompt_text(&c.prompt)?),
+        let text: Option<Arc<str>> = match self.method {
+            ChooseMethod::ForcedText => Some(self.local.prompt_text(&c.prompt)?.into()),
             _ => None,
         };
+        let prompt: Arc<[u32]> = prompt.into();
         let mut jobs = Vec::new();
         for (k, ids) in options.iter().enumerate() {
             for (j, &target) in ids.iter().enumerate() {
-                let mut context = prompt.clone();
-                context.extend_from_slice(&ids[..j]);
-                let text = match &prompt_text {
-                    Some(p) => Some(format!("{p}{}", self.local.tokenizer.decode(&ids[..j])?)),
-                    None => None,
-                };
                 jobs.push(Job::Token {
                     request: i,
                     option: k,
-                    context,
-                    text,
+                    prompt: prompt.clone(),
+                    prefix: ids[..j].to_vec(),
+                    text: text.clone(),
                     target,
-                    prompt: prompt.len(),
                 });
             }
         }
@@ -287,18 +283,22 @@ impl RemoteClient {
                 }
             }
             Job::Token {
-                ref context,
+                ref prompt,
+                ref prefix,
                 ref text,
                 target,
-                prompt,
                 ..
             } => {
                 let token = self.local.tokenizer.decode(&[target]).unwrap_or_default();
                 let prompt_json = match text {
-                    Some(t) => json!(t),
-                    None => json!(context),
+                    Some(t) => json!(format!(
+                        "{t}{}",
+                        self.local.tokenizer.decode(prefix).map_err(bad)?
+                    )),
+                    None => json!(prompt.iter().chain(prefix).collect::<Vec<_>>()),
                 };
-                let count = text.as_ref().map(|_| context.len());
+                let count = text.as_ref().map(|_| prompt.len() + prefix.len());
+                let prompt = prompt.len();
                 let body = forced::forced_body(m, prompt_json.clone(), target);
                 let forced = self.http.post("/v1/completions", &body, |v| {
                     forced::forced_logprob(v, target, &token, count)

@@ -1,5 +1,5 @@
 //! Which way of scoring `choose` a server offers, probed once per connection, best first
-//! (see [`choose`](super::choose) for the methods).
+//! (see [`super::choose`] for the methods).
 
 use serde_json::{json, Value};
 

@@ -1,6 +1,8 @@
 //! The HTTP jobs a batch becomes, and how their answers are put back together into one
 //! response per request.
 
+use std::sync::Arc;
+
 use super::choose;
 use super::http::CallError;
 use crate::llm::engine::EngineStats;
@@ -14,16 +16,17 @@ pub(super) enum Job {
     Native(usize),
     /// Score option `.1` of choose request `.0`.
     Option(usize, usize),
-    /// Token `target` of option `option` of choose request `request` after the token ids
-    /// `context` (forced tokens), sent as `text` where the server takes no ids; `prompt` is
-    /// the prompt's length.
+    /// Token `target` of option `option` of choose request `request` after the prompt's
+    /// token ids and the option's tokens before it, `prefix` (forced tokens); the prompt is
+    /// sent as its `text` where the server takes no ids. The prompt is shared by all the
+    /// request's jobs.
     Token {
         request: usize,
         option: usize,
-        context: Vec<u32>,
-        text: Option<String>,
+        prompt: Arc<[u32]>,
+        prefix: Vec<u32>,
+        text: Option<Arc<str>>,
         target: u32,
-        prompt: usize,
     },
     FirstToken(usize),
     Pick(usize),

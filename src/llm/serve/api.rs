@@ -304,14 +304,14 @@ mod tests {
             .unwrap_err()
             .contains("invalid request body"));
         let p: Params =
-            serde_json::from_str(r#"{"humanoid_constraint": {"kind": "emoji", "count": 0}}"#)
+            serde_json::from_str(r#"{"humanoid_constraint": {"kind": "emoji", "count": 65}}"#)
                 .unwrap();
         let mut g = p
             .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
             .unwrap();
         let table = TokenTable::from_parts(Vec::new(), &[]);
         let e = p.apply_constraint(&mut g, &table).unwrap_err();
-        assert!(e.contains("humanoid_constraint: count = 0"), "{e}");
+        assert!(e.contains("humanoid_constraint: count = 65"), "{e}");
         assert!(parse::<ChatBody>(
             br#"{"messages": [], "humanoid_constraint": {"kind": "regex"}}"#
         )

@@ -6,7 +6,7 @@
 //! ([`super::kv::SeqCache::slots`]), so shared prefixes share slots and nothing is copied
 //! when a prefix is reused. Each step runs every row of every sequence through the matmuls
 //! together; attention gathers each sequence's keys and values from the pool and runs for
-//! a padded group of sequences at once (see [`attention`]).
+//! a padded group of sequences at once (see `attention`).
 //!
 //! Llama-family GGUF files rotate adjacent pairs (interleaved RoPE); the rows of their Q and K
 //! projections are permuted at load so that one rotate-halves kernel serves every model
