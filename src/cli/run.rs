@@ -64,6 +64,10 @@ pub struct ResumeArgs {
     /// For a run on a remote server: its URL now, if it moved (default: the recorded one).
     #[arg(long)]
     pub url: Option<String>,
+    /// Memory for reusing prompt prefixes across calls (keys and values, MiB; 0 disables).
+    /// Changes speed, never results, so a resumed run may use another budget.
+    #[arg(long, default_value_t = humanoid::llm::DEFAULT_PREFIX_CACHE_MIB)]
+    pub prefix_cache_mib: usize,
 }
 
 /// Arguments of `check`.
@@ -262,7 +266,7 @@ fn local_engine(a: &ResumeArgs, config: &RunConfig, cfg_path: &Path) -> Result<E
         max_num_seqs: config.max_num_seqs,
         max_batched_tokens: config.max_batched_tokens,
         context: config.context,
-        prefix_cache_mib: humanoid::llm::DEFAULT_PREFIX_CACHE_MIB,
+        prefix_cache_mib: a.prefix_cache_mib,
     };
     let (_, engine) = args.load()?;
     Ok(engine)
