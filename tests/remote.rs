@@ -18,9 +18,9 @@ use crate::remote_constrain::llama_server;
 use crate::sim::{bin, lin_family};
 use crate::util;
 
-/// A `serve-llm` process, killed when dropped.
+/// A server process (`serve-llm`, or llama.cpp's), killed when dropped.
 pub struct Server {
-    child: Child,
+    pub child: Child,
     /// `http://127.0.0.1:PORT/v1`.
     pub url: String,
 }
@@ -340,12 +340,15 @@ fn concurrent_clients_each_get_their_own_answer() {
     assert_eq!(got, want);
 }
 
+/// A run through serve-llm is the in-process run: `choose` through `/v1/choose` and
+/// constrained generation through `humanoid_constraint`, with the request's seed, give the
+/// engine's own answers, so the state files equal those of the in-process one-day run.
 #[test]
-fn a_lin_family_run_through_serve_llm_is_well_formed() {
+fn a_lin_family_run_through_serve_llm_equals_the_in_process_run() {
     let server = serve_llm();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = remote_run(&server.url, 2, &out).output().unwrap();
+    let o = remote_run(&server.url, 4, &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(
@@ -362,10 +365,13 @@ fn a_lin_family_run_through_serve_llm_is_well_formed() {
         "{}",
         String::from_utf8_lossy(&check.stdout)
     );
-    assert_eq!(crate::sim::state_files(&out).len(), 2);
-    // The server's answers were used: choices and generations in the event log.
+    assert_eq!(crate::sim::state_files(&out).len(), 4);
+    // The server's answers were used: choices and generations in the event log, and the
+    // server refused none (a refused request is an "invalid request" fallback).
     let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
     assert!(events.contains("\"model_call\""));
+    assert!(!events.contains("invalid request"), "{events}");
+    crate::sim::same_files(&out, &crate::sim::one_day_dir(), 4);
 }
 
 /// Against a server that is not ours (built by `benches/remote/llama-server.sh`, pointed to
@@ -382,6 +388,8 @@ fn llama_server_serves_choose_and_a_short_run() {
     let out = dir.path().join("run");
     let o = remote_run(&url, 2, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    assert!(!events.contains("invalid request"), "{events}");
     let check = bin().arg("check").arg(&out).output().unwrap();
     assert!(
         check.status.success(),

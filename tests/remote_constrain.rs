@@ -3,7 +3,7 @@
 //! in-process) and to llama.cpp's server (as GBNF grammars).
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use humanoid::llm::constrain::{ConstraintSpec, PlanTimes, TokenTable};
@@ -12,27 +12,13 @@ use humanoid::llm::{
     Engine, EngineOptions, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
 
-use crate::remote::{remote_config, serve_llm};
+use crate::remote::{remote_config, serve_llm, Server};
 use crate::util;
-
-/// llama.cpp's `llama-server` on the default model, killed when dropped.
-pub struct LlamaServer {
-    child: Child,
-    /// `http://127.0.0.1:PORT/v1`.
-    pub url: String,
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Starts the server `HUMANOID_LLAMA_SERVER` points to (built by
 /// `benches/remote/llama-server.sh`, or llama-cpp-python's through
 /// `benches/remote/llama-cpp-python-server.sh`); `None`, saying so, when it is not set.
-pub fn llama_server(test: &str) -> Option<LlamaServer> {
+pub fn llama_server(test: &str) -> Option<Server> {
     let Some(exe) = std::env::var_os("HUMANOID_LLAMA_SERVER") else {
         eprintln!(
             "{test}: skipped: HUMANOID_LLAMA_SERVER is not set (no prebuilt llama-server here; \
@@ -53,7 +39,7 @@ pub fn llama_server(test: &str) -> Option<LlamaServer> {
         .stderr(Stdio::null())
         .spawn()
         .expect("llama-server starts");
-    let server = LlamaServer {
+    let server = Server {
         child,
         url: format!("http://127.0.0.1:{port}/v1"),
     };

@@ -45,25 +45,24 @@ impl ConstraintSpec {
     /// The longest prefix of `text` the machine accepts, character by character (all of it
     /// when the text was written under this constraint).
     pub fn accepted_prefix<'a>(&self, text: &'a str) -> &'a str {
-        match self {
-            Self::Line { max_chars } => prefix(line(*max_chars), text),
-            Self::Emoji { count } => prefix(emoji(*count), text),
-            Self::Plan {
-                times,
-                max_activity_chars,
-            } => prefix(plan(times.clone(), *max_activity_chars), text),
-        }
+        &text[..self.walk(text).0]
     }
 
     /// Whether `text` is a complete output under this constraint.
     pub fn is_complete(&self, text: &str) -> bool {
+        let (accepted, can_end) = self.walk(text);
+        accepted == text.len() && can_end
+    }
+
+    /// The machine fed `text`: the bytes it accepts, and whether it may end there.
+    fn walk(&self, text: &str) -> (usize, bool) {
         match self {
-            Self::Line { max_chars } => complete(line(*max_chars), text),
-            Self::Emoji { count } => complete(emoji(*count), text),
+            Self::Line { max_chars } => walk(line(*max_chars), text),
+            Self::Emoji { count } => walk(emoji(*count), text),
             Self::Plan {
                 times,
                 max_activity_chars,
-            } => complete(plan(times.clone(), *max_activity_chars), text),
+            } => walk(plan(times.clone(), *max_activity_chars), text),
         }
     }
 
@@ -105,26 +104,16 @@ impl ConstraintSpec {
     }
 }
 
-/// The longest prefix of `text` that `m` accepts.
-fn prefix<M: CharMachine>(mut m: M, text: &str) -> &str {
+/// `m` fed `text` until it refuses a character: the bytes accepted, and whether it may end
+/// after them.
+fn walk<M: CharMachine>(mut m: M, text: &str) -> (usize, bool) {
     for (i, c) in text.char_indices() {
         match m.feed(c) {
             Some(next) => m = next,
-            None => return &text[..i],
+            None => return (i, m.can_end()),
         }
     }
-    text
-}
-
-/// Whether `m` accepts all of `text` and may end after it.
-fn complete<M: CharMachine>(mut m: M, text: &str) -> bool {
-    for c in text.chars() {
-        match m.feed(c) {
-            Some(next) => m = next,
-            None => return false,
-        }
-    }
-    m.can_end()
+    (text.len(), m.can_end())
 }
 
 #[cfg(test)]

@@ -373,7 +373,9 @@ impl RemoteClient {
             "max_tokens": g.max_tokens.max(1),
             "temperature": g.sampling.temperature,
             "top_p": g.sampling.top_p,
-            "seed": g.seed,
+            // Servers take a signed 64-bit seed (vLLM refuses larger values; llama.cpp keeps
+            // the low 32 bits): the same 64 bits as i64, which serve-llm reads back as u64.
+            "seed": g.seed as i64,
         });
         if g.sampling.top_k > 0 && g.sampling.temperature > 0.0 {
             body["top_k"] = json!(g.sampling.top_k);

@@ -120,6 +120,7 @@ impl Params {
             top_p: p as f32,
         };
         g.seed = match self.seed {
+            // The bits of the client's u64 seed, sent as i64.
             Some(s) => s as u64,
             None => seed,
         };
@@ -300,6 +301,12 @@ mod tests {
             (g.seed, g.stop.clone(), g.max_tokens),
             (7, vec!["\n".to_string()], 4)
         );
+        // A u64 seed travels as the i64 with the same bits.
+        let p: Params = serde_json::from_str(r#"{"seed": -1}"#).unwrap();
+        let g = p
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .unwrap();
+        assert_eq!(g.seed, u64::MAX);
         assert!(parse::<ChatBody>(b"{")
             .unwrap_err()
             .contains("invalid request body"));
