@@ -493,12 +493,13 @@ impl Inference for RemoteClient {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Vec<Result<Response>> {
         let t0 = Instant::now();
+        // Constrained generations whose constraint cannot go to this server.
+        let sendable = self.constraints != ConstraintMethod::Unconstrained;
         let constrained = requests
             .iter()
-            .filter(|r| matches!(r, Request::Generate(g) if g.constraint.is_some()))
             .filter(|r| {
-                self.constraints == ConstraintMethod::Unconstrained
-                    || matches!(r, Request::Generate(g) if g.spec.is_none())
+                matches!(r, Request::Generate(g)
+                    if g.constraint.is_some() && !(sendable && g.spec.is_some()))
             })
             .count() as u64;
         if constrained > 0 && self.unconstrained == 0 {

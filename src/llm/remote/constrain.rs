@@ -14,15 +14,13 @@
 //! [`accepted_prefix`](ConstraintSpec::accepted_prefix), so a server whose grammar support
 //! differs from llama.cpp's never hands the simulation text beyond the machine's.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::http::{CallError, Http};
 use crate::llm::constrain::{ConstraintSpec, PlanTimes};
 
 /// How constraints are sent to a server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConstraintMethod {
     /// serve-llm's `humanoid_constraint`: the spec, run as in-process.
     Native,
