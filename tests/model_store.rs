@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use humanoid::model_store::{
-    default_chat_model, default_embed_model, default_model_in, find_manifest, list_manifests,
+    default_chat_model_from, default_embed_model, default_model_in, find_manifest, list_manifests,
     models_dir_from, resolve, resolve_hf_in, sha256_file, verify_sha256, HfCacheEnv, Manifest,
     ModelSpec, ModelStoreError, Role,
 };
@@ -67,9 +67,16 @@ fn shipped_manifests_parse() {
 fn default_models_resolve_and_match_sha256() {
     let dir = models_dir();
     assert_eq!(
-        default_chat_model(),
+        default_chat_model_from(None, &dir).unwrap(),
+        ModelSpec::Manifest("qwen2.5-coder-1.5b".into())
+    );
+    // HUMANOID_CHAT_MODEL names the model used without --model (the tests' fast model).
+    assert_eq!(
+        default_chat_model_from(Some("smollm2-135m".into()), &dir).unwrap(),
         ModelSpec::Manifest("smollm2-135m".into())
     );
+    let bad = default_chat_model_from(Some("hf:only-two/parts".into()), &dir).unwrap_err();
+    assert!(bad.to_string().contains("HUMANOID_CHAT_MODEL"), "{bad}");
     assert_eq!(
         default_embed_model(),
         ModelSpec::Manifest("minilm-l6-v2".into())

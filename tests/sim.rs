@@ -15,6 +15,7 @@ use crate::util::ensure_models;
 pub fn bin() -> Command {
     ensure_models();
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
+    c.env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL);
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }

@@ -17,6 +17,7 @@ mod garbage;
 mod interview;
 mod memory;
 mod model_store;
+mod qwen2;
 mod remote;
 mod remote_constrain;
 mod remote_faults;

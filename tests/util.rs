@@ -9,6 +9,10 @@ pub fn models_dir() -> PathBuf {
     humanoid::model_store::models_dir()
 }
 
+/// The chat model the binary uses in tests that do not pass `--model` (set through
+/// `HUMANOID_CHAT_MODEL`): the fast SmolLM2-135M, not the 1.5B default of the main job.
+pub const FAST_CHAT_MODEL: &str = "smollm2-135m";
+
 /// Models already checked by this test process.
 static CHECKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -40,9 +44,14 @@ pub fn model_file(name: &str, file: &str) -> PathBuf {
     models_dir().join(name).join(file)
 }
 
-/// The default chat model (SmolLM2-135M-Instruct Q4_1).
+/// The fast chat model of most tests (SmolLM2-135M-Instruct Q4_1).
 pub fn smollm2() -> PathBuf {
     model_file("smollm2-135m", "SmolLM2-135M-Instruct.Q4_1.gguf")
+}
+
+/// The believable default chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, qwen2).
+pub fn qwen2() -> PathBuf {
+    model_file("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
 }
 
 /// The second architecture (gemma-3-270m Q4_K_M).
@@ -60,6 +69,7 @@ pub fn llamacpp_reference() -> serde_json::Value {
 pub fn humanoid(args: &[&str]) -> Output {
     ensure_models();
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .env("HUMANOID_MODELS", models_dir())

@@ -18,6 +18,7 @@ pub fn bin() -> Command {
     ensure_model("smollm2-135m");
     ensure_model("minilm-l6-v2");
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
+    c.env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL);
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }

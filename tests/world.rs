@@ -373,6 +373,7 @@ fn broken_text_never_panics() {
 
 fn humanoid(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
         .args(args)
         .current_dir(root())
         .output()

@@ -46,7 +46,36 @@ pub fn need_question(need: Need, name: &str) -> String {
     }
 }
 
-fn emotion_labels() -> Vec<&'static str> {
+/// The questions a run asks about a new activity, in order: the emotion (when `ask_emotion`),
+/// then each need's yes/no ([`Need::ALL`] order), each keyed by its purpose (`emotion`,
+/// `need_fullness`, ...). `eval judge` asks exactly these.
+pub fn judgement_requests(
+    system: &str,
+    name: &str,
+    activity: &str,
+    ask_emotion: bool,
+) -> Vec<(String, Request)> {
+    let doing = format!("{name} is doing: {activity}.");
+    let mut requests = Vec::with_capacity(6);
+    if ask_emotion {
+        let q = format!("{doing} Which emotion does {name} feel now?");
+        requests.push((
+            "emotion".into(),
+            Mind::choose_request(system, &q, &emotion_labels()),
+        ));
+    }
+    for need in Need::ALL {
+        let q = format!("{doing} {}", need_question(need, name));
+        requests.push((
+            format!("need_{}", need.as_str()),
+            Mind::yes_no_request(system, &q),
+        ));
+    }
+    requests
+}
+
+/// The emotion labels in [`Emotion::ALL`] order (the options of the emotion question).
+pub fn emotion_labels() -> Vec<&'static str> {
     Emotion::ALL.iter().map(|e| e.as_str()).collect()
 }
 
@@ -127,20 +156,12 @@ pub async fn act(
         "location".into(),
         Mind::choose_request(placeless, &place_question(state, activity, &roots), &roots),
     ));
-    if !state.emotion_frozen {
-        let q = format!("{doing} Which emotion does {name} feel now?");
-        requests.push((
-            "emotion".into(),
-            Mind::choose_request(system, &q, &emotions),
-        ));
-    }
-    for need in Need::ALL {
-        let q = format!("{doing} {}", need_question(need, name));
-        requests.push((
-            format!("need_{}", need.as_str()),
-            Mind::yes_no_request(system, &q),
-        ));
-    }
+    requests.extend(judgement_requests(
+        system,
+        name,
+        activity,
+        !state.emotion_frozen,
+    ));
     let q = format!("{doing} Describe this activity with two emoji.");
     requests.push((
         "emoji".into(),

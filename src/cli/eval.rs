@@ -25,6 +25,39 @@ pub enum EvalCommand {
     /// share of ordered pairs (A, B) where A knows B; "mutual" is the share of pairs who
     /// both know each other, the paper's 2|E| / (|V|(|V| - 1)).
     Diffusion(DiffusionArgs),
+    /// Ask a model the questions a run asks about each activity of a CSV (its emotion and
+    /// the five needs' yes/no, through choose) in one agent's context, and score the answers
+    /// against the CSV's label columns (fullness, social, fun, health, energy: yes/no;
+    /// emotion) next to a constant answer. Without labels, print the judgements.
+    Judge(JudgeArgs),
+}
+
+/// Arguments of `eval judge`.
+#[derive(Args, Debug)]
+pub struct JudgeArgs {
+    /// A CSV with an `activity` column and optional label columns.
+    pub file: PathBuf,
+    /// The world whose agent's context the questions are asked in (default: the Lin family).
+    #[arg(long)]
+    pub world: Option<PathBuf>,
+    /// The agent (default: the world's first).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The time of the world's first day, e.g. "10:00 am" (the default).
+    #[arg(long, default_value = "10:00 am")]
+    pub at: String,
+    /// plain: the more probable option, as a run decides; calibrated: each option's
+    /// probability divided by its probability for content-free activities (Zhao et al. 2021).
+    #[arg(long, default_value = "plain")]
+    pub method: humanoid::eval::judge::Method,
+    /// Activities per engine batch (six questions each).
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Arguments of `eval export`.
@@ -82,7 +115,138 @@ pub fn run(c: EvalCommand) -> Result<()> {
         EvalCommand::Export(a) => export(a),
         EvalCommand::Score(a) => score(a),
         EvalCommand::Diffusion(a) => diffusion(a),
+        EvalCommand::Judge(a) => judge(a),
     }
+}
+
+fn judge(a: JudgeArgs) -> Result<()> {
+    use humanoid::eval::judge::{self, JudgeContext, JudgeReport};
+    use humanoid::world::{clock, World};
+    let items = judge::read_items(&a.file)?;
+    let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
+    let world = World::load(&world_path)?;
+    let agent = match &a.agent {
+        Some(n) => world.agent_index(n).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--agent {n:?}: no such agent in {} (agents: {})",
+                world_path.display(),
+                world
+                    .agents
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?,
+        None => 0,
+    };
+    let minutes = clock::parse_time(&a.at)
+        .ok_or_else(|| anyhow::anyhow!("--at {:?}: expected a time like \"10:00 am\"", a.at))?;
+    let ctx = JudgeContext {
+        world: &world,
+        agent,
+        date: world.start_date,
+        minutes,
+    };
+    let (resolved, mut engine) = a.model.load()?;
+    let model = resolved
+        .path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template("judging {pos}/{len} activities {bar:30} {eta}")
+            .expect("a valid template"),
+    );
+    let judged = judge::judge(&mut engine, &ctx, &items, a.method, a.batch, &mut |n| {
+        bar.set_position(n as u64)
+    });
+    bar.finish_and_clear();
+    let report = JudgeReport {
+        model,
+        method: a.method,
+        agent: world.agents[agent].name.clone(),
+        at: format!(
+            "{} {}",
+            clock::format_date(world.start_date),
+            clock::format_time(minutes)
+        ),
+        items: items.len(),
+        fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
+        dimensions: judge::scores(&items, &judged),
+        judgements: judged,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", judge_table(&report));
+    }
+    Ok(())
+}
+
+/// The judge report as text: the scores per labelled dimension, or the judgements.
+fn judge_table(r: &humanoid::eval::judge::JudgeReport) -> String {
+    let mut s = format!(
+        "{} activities judged by {} ({}) as {} at {}; {} fallbacks\n",
+        r.items, r.model, r.method, r.agent, r.at, r.fallbacks
+    );
+    if r.dimensions.is_empty() {
+        s.push_str("activity | fullness social fun health energy (P(yes)) | emotion\n");
+        for j in &r.judgements {
+            let p: Vec<String> = j.p_yes.iter().map(|p| format!("{p:.2}")).collect();
+            s.push_str(&format!(
+                "{} | {} | {}\n",
+                j.activity,
+                p.join(" "),
+                j.emotion().as_str()
+            ));
+        }
+        return s;
+    }
+    s.push_str(&format!(
+        "{:<9} {:>5} {:>8} {:>6} {:>8} {:>8} {:>9} {:>9}\n",
+        "dimension", "items", "micro-F1", "yes-F1", "pred yes", "lab yes", "const F1", "const yF1"
+    ));
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    for (name, v) in &r.dimensions {
+        if name == "emotion" {
+            continue;
+        }
+        s.push_str(&format!(
+            "{:<9} {:>5} {:>8.3} {:>6.3} {:>8.3} {:>8.3} {:>9.3} {:>9.3}\n",
+            name,
+            v["items"],
+            f(v, "micro_f1"),
+            f(v, "yes_f1"),
+            f(v, "predicted_yes"),
+            f(v, "labelled_yes"),
+            f(v, "constant_micro_f1"),
+            f(v, "constant_yes_f1")
+        ));
+    }
+    if let Some(v) = r.dimensions.get("emotion") {
+        s.push_str(&format!(
+            "{:<9} {:>5} {:>8.3} {:>6} {:>8} {:>8} {:>9.3}\n",
+            "emotion",
+            v["items"],
+            f(v, "micro_f1"),
+            "",
+            "",
+            "",
+            f(v, "constant_micro_f1")
+        ));
+        s.push_str("emotion confusion (label: predicted counts):\n");
+        if let Some(m) = v["confusion"].as_object() {
+            for (label, row) in m {
+                let cells: Vec<String> = row
+                    .as_object()
+                    .map(|r| r.iter().map(|(p, n)| format!("{p} {n}")).collect())
+                    .unwrap_or_default();
+                s.push_str(&format!("  {label}: {}\n", cells.join(", ")));
+            }
+        }
+    }
+    s
 }
 
 fn diffusion(a: DiffusionArgs) -> Result<()> {

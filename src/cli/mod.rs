@@ -141,7 +141,7 @@ impl ModelArgs {
 pub fn resolve_model(spec: Option<&str>) -> Result<ResolvedModel> {
     let spec = match spec {
         Some(s) => ModelSpec::parse(s)?,
-        None => model_store::default_chat_model(),
+        None => model_store::default_chat_model()?,
     };
     Ok(model_store::resolve(
         &spec,
@@ -201,4 +201,14 @@ pub fn memory_usage() -> (u64, u64) {
             .map_or(0, |kb| kb * 1024)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The bundled Lin family world: `worlds/lin-family.toml` in the current folder if there,
+/// else the crate's own.
+pub fn bundled_world() -> std::path::PathBuf {
+    let local = std::path::PathBuf::from("worlds/lin-family.toml");
+    if local.is_file() {
+        return local;
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("worlds/lin-family.toml")
 }

@@ -1,7 +1,8 @@
 //! Evaluation of runs: agreement with human labels (Humanoid Agents, Table 1), interviews
 //! and information diffusion (Generative Agents).
 //!
-//! [`snapshot`] reads a run as it stood at a step, [`interview`](mod@interview) asks an
+//! [`judge`](mod@judge) scores a model's judgements of activities against labels without a
+//! run. [`snapshot`] reads a run as it stood at a step, [`interview`](mod@interview) asks an
 //! agent questions from its retrieved memories, [`diffusion`](mod@diffusion) asks every
 //! agent whether it knows a fact and [`density`](mod@density) measures the relationship
 //! network. The rest of this page is about the annotation sheets: export a run's
@@ -41,6 +42,7 @@ pub mod density;
 pub mod diffusion;
 pub mod error;
 pub mod interview;
+pub mod judge;
 pub mod labels;
 pub mod run_dir;
 pub mod score;

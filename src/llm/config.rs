@@ -1,4 +1,4 @@
-//! Model hyper-parameters read from GGUF metadata, for the llama family and gemma3.
+//! Model hyper-parameters read from GGUF metadata, for the llama family, qwen2 and gemma3.
 
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
@@ -8,6 +8,9 @@ use super::gguf::GgufFile;
 pub enum Arch {
     /// Llama, Mistral, SmolLM2 and friends (`general.architecture = llama | mistral`).
     Llama,
+    /// Qwen2 / Qwen2.5: the llama block with biases on the Q, K and V projections and NEOX
+    /// (rotate-halves) RoPE.
+    Qwen2,
     /// Gemma 3: QK norms, post-norms, GELU, sliding-window layers, scaled embeddings.
     Gemma3,
 }
@@ -38,6 +41,9 @@ pub struct Config {
     pub scale_embeddings: bool,
     /// Attention score scale.
     pub attn_scale: f32,
+    /// The Q, K and V projections carry biases (`blk.N.attn_{q,k,v}.bias`), added after the
+    /// projection and before RoPE (qwen2).
+    pub qkv_bias: bool,
 }
 
 impl Config {
@@ -46,6 +52,7 @@ impl Config {
         let arch_name = g.get_str("general.architecture")?.to_string();
         let arch = match arch_name.as_str() {
             "llama" | "mistral" => Arch::Llama,
+            "qwen2" => Arch::Qwen2,
             "gemma3" => Arch::Gemma3,
             other => return Err(LlmError::UnsupportedArchitecture(other.to_string())),
         };
@@ -93,16 +100,21 @@ impl Config {
             )));
         }
         let cfg = match arch {
-            Arch::Llama => Config {
+            Arch::Llama | Arch::Qwen2 => Config {
                 arch,
                 rope_base: g
                     .opt(&key("rope.freq_base"), GgufFile::get_f32)?
-                    .unwrap_or(10_000.0),
+                    .unwrap_or(if arch == Arch::Qwen2 {
+                        1_000_000.0
+                    } else {
+                        10_000.0
+                    }),
                 rope_base_local: 0.0,
-                rope_neox: false,
+                rope_neox: arch == Arch::Qwen2,
                 sliding_window: None,
                 scale_embeddings: false,
                 attn_scale: 1.0 / (head_dim as f32).sqrt(),
+                qkv_bias: arch == Arch::Qwen2,
                 arch_name,
                 hidden,
                 n_layers,
@@ -131,6 +143,7 @@ impl Config {
                     sliding_window: Some((window, period.max(1))),
                     scale_embeddings: true,
                     attn_scale: 1.0 / (head_dim as f32).sqrt(),
+                    qkv_bias: false,
                     arch_name,
                     hidden,
                     n_layers,

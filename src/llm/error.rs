@@ -21,7 +21,7 @@ pub enum LlmError {
         name: String,
         reason: String,
     },
-    #[error("unsupported architecture `{0}` (supported: llama, mistral, gemma3)")]
+    #[error("unsupported architecture `{0}` (supported: llama, mistral, qwen2, gemma3)")]
     UnsupportedArchitecture(String),
     #[error("unsupported tensor type {dtype} for `{name}` (supported: F32, F16, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, Q8_0)")]
     UnsupportedDtype { name: String, dtype: String },

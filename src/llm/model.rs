@@ -1,4 +1,4 @@
-//! The transformer forward pass for the llama family and gemma3, over a ragged batch.
+//! The transformer forward pass for the llama family, qwen2 and gemma3, over a ragged batch.
 //!
 //! Unlike candle's stock quantized models (one KV cache and one position for the whole
 //! batch), every sequence brings its own [`SeqCache`] and any number of new tokens: all rows
@@ -29,6 +29,8 @@ struct Layer {
     attn_norm: Vec<f32>,
     /// Q, K and V projections stacked: `[q_dim + 2·kv_dim, hidden]`.
     wqkv: Weight,
+    /// Biases of the stacked Q, K and V projections (qwen2).
+    qkv_bias: Option<Vec<f32>>,
     q_norm: Option<Vec<f32>>,
     k_norm: Option<Vec<f32>>,
     wo: Weight,
@@ -150,6 +152,7 @@ impl Model {
             let gate = load_f32(g, &p("ffn_gate"), cfg.ffn * h)?;
             let up = load_f32(g, &p("ffn_up"), cfg.ffn * h)?;
             let gate_up = [gate, up].concat();
+            let qkv_bias = load_qkv_bias(g, &cfg, l)?;
             let opt_norm = |g: &mut GgufFile, n: &str, len: usize| -> Result<Option<Vec<f32>>> {
                 if gemma {
                     load_f32(g, &p(n), len).map(Some)
@@ -160,6 +163,7 @@ impl Model {
             layers.push(Layer {
                 attn_norm: load_f32(g, &p("attn_norm"), h)?,
                 wqkv: make_weight(&qkv, cfg.q_dim() + 2 * cfg.kv_dim(), h, format),
+                qkv_bias,
                 q_norm: opt_norm(g, "attn_q_norm", cfg.head_dim)?,
                 k_norm: opt_norm(g, "attn_k_norm", cfg.head_dim)?,
                 wo: load_weight(g, &p("attn_output"), h, cfg.q_dim(), format)?,
@@ -274,6 +278,10 @@ impl Model {
             hbuf.copy_from_slice(&x);
             kernels::rms_norm(&mut hbuf, &layer.attn_norm, cfg.eps);
             layer.wqkv.matmul(&hbuf, &mut qkv);
+            if let Some(b) = &layer.qkv_bias {
+                qkv.chunks_exact_mut(qkv_w)
+                    .for_each(|row| row.iter_mut().zip(b).for_each(|(v, b)| *v += b));
+            }
             let rope = match (cfg.window_of(li), &self.rope_local) {
                 (Some(_), Some(local)) => local,
                 _ => &self.rope_global,
@@ -318,7 +326,7 @@ impl Model {
                 let row = &gu[r * 2 * f..(r + 1) * 2 * f];
                 out.copy_from_slice(&row[..f]);
                 match cfg.arch {
-                    Arch::Llama => kernels::silu_mul(out, &row[f..]),
+                    Arch::Llama | Arch::Qwen2 => kernels::silu_mul(out, &row[f..]),
                     Arch::Gemma3 => kernels::gelu_mul(out, &row[f..]),
                 }
             }
@@ -465,6 +473,19 @@ fn map_tensor<R: Send>(
         return Err(bad(format!("has {n} elements, expected {}", rows * cols)));
     }
     dequant::map_row_chunks(&qt, rows, cols, f).map_err(bad)
+}
+
+/// The Q, K and V biases of layer `l` stacked as `[q_dim + 2·kv_dim]`, for architectures that
+/// have them (`None` otherwise).
+pub(super) fn load_qkv_bias(g: &mut GgufFile, cfg: &Config, l: usize) -> Result<Option<Vec<f32>>> {
+    if !cfg.qkv_bias {
+        return Ok(None);
+    }
+    let b = |g: &mut GgufFile, n: &str, len: usize| load_f32(g, &format!("blk.{l}.{n}.bias"), len);
+    let q = b(g, "attn_q", cfg.q_dim())?;
+    let k = b(g, "attn_k", cfg.kv_dim())?;
+    let v = b(g, "attn_v", cfg.kv_dim())?;
+    Ok(Some([q, k, v].concat()))
 }
 
 /// Reads a tensor of `expect` elements as f32.

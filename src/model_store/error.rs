@@ -23,7 +23,7 @@ pub enum ModelStoreError {
     /// A manifest is not valid TOML or does not match the manifest schema.
     #[error(
         "manifest {}{}: {message}; fix the manifest (fields: name, role, architecture, default, \
-         main, [[files]] name/sha256/size/pip/hf)",
+         main, license, [[files]] name/sha256/size/pip/hf)",
         path.display(),
         line.map(|l| format!(", line {l}")).unwrap_or_default()
     )]
@@ -45,6 +45,15 @@ pub enum ModelStoreError {
         field: String,
         /// What is wrong and what is expected.
         message: String,
+    },
+
+    /// An environment variable holds a value that cannot be used.
+    #[error("environment variable {var}: {reason}")]
+    BadEnv {
+        /// The variable.
+        var: &'static str,
+        /// What is wrong with its value.
+        reason: String,
     },
 
     /// No manifest has the requested name.

@@ -41,6 +41,9 @@ pub struct Manifest {
     pub default: bool,
     /// The file the engine loads, relative to `models/NAME/`.
     pub main: String,
+    /// The model's licence, as its authors state it (SPDX id), when known.
+    #[serde(default)]
+    pub license: Option<String>,
     /// Every file of the model.
     pub files: Vec<ModelFile>,
     /// Where the manifest was read from (not part of the TOML).

@@ -19,7 +19,10 @@ pub use resolve::{find_manifest, resolve, sha256_file, verify_sha256, ResolvedMo
 pub use spec::ModelSpec;
 
 /// Name of the default chat model, used when the manifests cannot be read.
-pub const FALLBACK_CHAT_MODEL: &str = "smollm2-135m";
+pub const FALLBACK_CHAT_MODEL: &str = "qwen2.5-coder-1.5b";
+/// Environment variable naming the chat model used when `--model` is not given (a manifest
+/// name, a `.gguf` path or `hf:...`), in place of the manifest marked default.
+pub const CHAT_MODEL_ENV: &str = "HUMANOID_CHAT_MODEL";
 /// Name of the default embedding model, used when the manifests cannot be read.
 pub const FALLBACK_EMBED_MODEL: &str = "minilm-l6-v2";
 
@@ -63,10 +66,23 @@ pub fn default_model_in(models_dir: &Path, role: Role) -> Result<ModelSpec> {
         })
 }
 
-/// The default chat model (the chat manifest marked default: smollm2-135m).
-pub fn default_chat_model() -> ModelSpec {
-    default_model_in(&models_dir(), Role::Chat)
-        .unwrap_or_else(|_| ModelSpec::Manifest(FALLBACK_CHAT_MODEL.to_string()))
+/// The default chat model: `$HUMANOID_CHAT_MODEL` if set, else the chat manifest marked
+/// default (qwen2.5-coder-1.5b).
+pub fn default_chat_model() -> Result<ModelSpec> {
+    default_chat_model_from(std::env::var_os(CHAT_MODEL_ENV), &models_dir())
+}
+
+/// [`default_chat_model`] with the environment value and models folder given as arguments.
+pub fn default_chat_model_from(env: Option<OsString>, models_dir: &Path) -> Result<ModelSpec> {
+    if let Some(v) = env.filter(|v| !v.is_empty()) {
+        let s = v.to_string_lossy();
+        return ModelSpec::parse(&s).map_err(|e| ModelStoreError::BadEnv {
+            var: CHAT_MODEL_ENV,
+            reason: e.to_string(),
+        });
+    }
+    Ok(default_model_in(models_dir, Role::Chat)
+        .unwrap_or_else(|_| ModelSpec::Manifest(FALLBACK_CHAT_MODEL.to_string())))
 }
 
 /// The default embedding model (the embedding manifest marked default: minilm-l6-v2).

@@ -22,7 +22,7 @@ use super::config::{Arch, Config};
 use super::error::Result;
 use super::gguf::GgufFile;
 use super::kv::{KvSegment, SeqCache, SharedPrefix, SlotPool};
-use super::model::{load_f32, LogitsFor, Rope, SeqInput};
+use super::model::{load_f32, load_qkv_bias, LogitsFor, Rope, SeqInput};
 use attention::StepPlan;
 
 /// Slots the device KV pool starts with; it doubles when full.
@@ -32,6 +32,8 @@ struct Layer {
     attn_norm: Tensor,
     /// Q, K and V projections stacked: `[q_dim + 2·kv_dim, hidden]`.
     wqkv: Tensor,
+    /// Biases of the stacked Q, K and V projections, `[q_dim + 2·kv_dim]` (qwen2).
+    qkv_bias: Option<Tensor>,
     q_norm: Option<Tensor>,
     k_norm: Option<Tensor>,
     wo: Tensor,
@@ -88,6 +90,21 @@ impl TensorModel {
                 k = halves_order(&k, hd, h);
             }
             let v = load_f32(g, &p("attn_v"), cfg.kv_dim() * h)?;
+            let qkv_bias = match load_qkv_bias(g, &cfg, l)? {
+                Some(b) => {
+                    let (qb, rest) = b.split_at(cfg.q_dim());
+                    let (kb, vb) = rest.split_at(cfg.kv_dim());
+                    let (qb, kb) = if permute {
+                        (halves_order(qb, hd, 1), halves_order(kb, hd, 1))
+                    } else {
+                        (qb.to_vec(), kb.to_vec())
+                    };
+                    let b = [qb, kb, vb.to_vec()].concat();
+                    let n = b.len();
+                    Some(Tensor::from_vec(b, n, device)?)
+                }
+                None => None,
+            };
             let gate = load_f32(g, &p("ffn_gate"), cfg.ffn * h)?;
             let up = load_f32(g, &p("ffn_up"), cfg.ffn * h)?;
             let norm = |g: &mut GgufFile, n: &str, len: usize, perm: bool| -> Result<_> {
@@ -107,6 +124,7 @@ impl TensorModel {
             layers.push(Layer {
                 attn_norm: vec(load_f32(g, &p("attn_norm"), h)?)?,
                 wqkv: mat([q, k, v].concat(), cfg.q_dim() + 2 * cfg.kv_dim())?,
+                qkv_bias,
                 q_norm,
                 k_norm,
                 wo: Tensor::from_vec(
@@ -277,7 +295,10 @@ impl TensorModel {
             .contiguous()?;
         for (li, layer) in self.layers.iter().enumerate() {
             let xn = candle_nn::ops::rms_norm(&x, &layer.attn_norm, eps)?;
-            let qkv = xn.matmul(&layer.wqkv.t()?)?;
+            let mut qkv = xn.matmul(&layer.wqkv.t()?)?;
+            if let Some(b) = &layer.qkv_bias {
+                qkv = qkv.broadcast_add(b)?;
+            }
             let mut q = qkv.narrow(1, 0, q_dim)?.contiguous()?;
             let mut k = qkv.narrow(1, q_dim, kv_dim)?.contiguous()?;
             let v = qkv.narrow(1, q_dim + kv_dim, kv_dim)?.contiguous()?;
@@ -309,7 +330,7 @@ impl TensorModel {
             let gate = gu.narrow(1, 0, cfg.ffn)?;
             let up = gu.narrow(1, cfg.ffn, cfg.ffn)?;
             let act = match cfg.arch {
-                Arch::Llama => gate.silu()?,
+                Arch::Llama | Arch::Qwen2 => gate.silu()?,
                 Arch::Gemma3 => gate.gelu()?,
             };
             let mut o = (act * up)?.matmul(&layer.w_down.t()?)?;

@@ -1,0 +1,566 @@
+//! `eval judge`: a model's judgements of activities against labels, without making a run.
+//!
+//! Each activity of a CSV is put to the model exactly as a run puts a new activity
+//! ([`judgement_requests`]: the emotion, then the five needs' yes/no, through `choose`), in
+//! one agent's context at one time (its system prompt without memories, as in a step's
+//! evaluation). With label columns, each dimension is scored the way the Humanoid Agents
+//! paper scores its Table 1 (micro-F1, which for one yes/no label per item is accuracy) next
+//! to a constant answer, so a model that says "no" to everything cannot look good.
+//!
+//! Methods ([`Method`]): the run's own decision (the more probable option), or contextual
+//! calibration (Zhao et al. 2021): each option's probability divided by its probability for
+//! content-free activities in the same context, then renormalised.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::error::{EvalError, Result};
+use crate::agent::act::{emotion_labels, judgement_requests};
+use crate::agent::context::system_prompt;
+use crate::agent::state::AgentState;
+use crate::llm::{Inference, Request, Response};
+use crate::world::{Emotion, Need, World};
+
+/// Activities standing for "no content" in contextual calibration.
+pub const CONTENT_FREE: [&str; 3] = ["N/A", "something", "[activity]"];
+
+/// How a judgement is decided from the model's option probabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The more probable option (what a run does).
+    Plain,
+    /// Contextual calibration against content-free activities.
+    Calibrated,
+}
+
+impl std::str::FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "plain" => Ok(Method::Plain),
+            "calibrated" => Ok(Method::Calibrated),
+            other => Err(format!("unknown method `{other}` (plain, calibrated)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Method::Plain => "plain",
+            Method::Calibrated => "calibrated",
+        })
+    }
+}
+
+/// One row of a judge CSV.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeItem {
+    /// 1-based line in the file.
+    pub line: u64,
+    pub activity: String,
+    /// Labels in [`Need::ALL`] order (`None`: no column or an empty cell).
+    pub needs: [Option<bool>; 5],
+    pub emotion: Option<Emotion>,
+}
+
+/// Reads a CSV with an `activity` column and optional label columns (`fullness`, `social`,
+/// `fun`, `health`, `energy`: yes/no; `emotion`: one of the seven). Other columns are
+/// ignored. Errors name the file, line and column.
+pub fn read_items(path: &Path) -> Result<Vec<JudgeItem>> {
+    let csv_err = |source| EvalError::Csv {
+        path: path.to_path_buf(),
+        source,
+    };
+    let cell = |line: u64, column: usize, name: &str, reason: String| EvalError::Cell {
+        path: path.to_path_buf(),
+        line,
+        column: column + 1,
+        name: name.to_string(),
+        reason,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(csv_err)?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(csv_err)?
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
+        .collect();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let activity_col = col("activity").ok_or_else(|| EvalError::Sheet {
+        path: path.to_path_buf(),
+        reason: format!(
+            "line 1: no `activity` column (header: {})",
+            header.join(",")
+        ),
+    })?;
+    let need_cols: Vec<Option<usize>> = Need::ALL.iter().map(|n| col(n.as_str())).collect();
+    let emotion_col = col("emotion");
+    let mut items = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(csv_err)?;
+        let line = record.position().map_or(0, |p| p.line());
+        let get = |c: usize| record.get(c).map(str::trim).unwrap_or("");
+        let activity = get(activity_col);
+        if activity.is_empty() {
+            return Err(cell(line, activity_col, "activity", "is empty".into()));
+        }
+        let mut needs = [None; 5];
+        for (i, c) in need_cols.iter().enumerate() {
+            let Some(c) = *c else { continue };
+            needs[i] = match get(c).to_ascii_lowercase().as_str() {
+                "" => None,
+                "yes" | "y" | "1" | "true" => Some(true),
+                "no" | "n" | "0" | "false" => Some(false),
+                other => {
+                    return Err(cell(
+                        line,
+                        c,
+                        Need::ALL[i].as_str(),
+                        format!("{other:?} is not yes or no"),
+                    ))
+                }
+            };
+        }
+        let emotion = match emotion_col {
+            Some(c) if !get(c).is_empty() => {
+                let v = get(c).to_ascii_lowercase();
+                let e = Emotion::ALL.iter().find(|e| e.as_str() == v).copied();
+                Some(e.ok_or_else(|| {
+                    cell(
+                        line,
+                        c,
+                        "emotion",
+                        format!("{v:?} is not one of {}", emotion_labels().join(", ")),
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        items.push(JudgeItem {
+            line,
+            activity: activity.to_string(),
+            needs,
+            emotion,
+        });
+    }
+    if items.is_empty() {
+        return Err(EvalError::Sheet {
+            path: path.to_path_buf(),
+            reason: "no activities (only a header, or an empty file)".into(),
+        });
+    }
+    Ok(items)
+}
+
+/// Whose context, and when.
+pub struct JudgeContext<'a> {
+    pub world: &'a World,
+    /// Index of the agent in `world.agents`.
+    pub agent: usize,
+    pub date: NaiveDate,
+    /// Minutes after midnight.
+    pub minutes: u32,
+}
+
+impl JudgeContext<'_> {
+    /// The system message of the agent's step evaluation (no memories).
+    pub fn system(&self) -> String {
+        let spec = &self.world.agents[self.agent];
+        let state = AgentState::from_spec(spec, false);
+        system_prompt(spec, &state, self.date, self.minutes, &[])
+    }
+
+    fn name(&self) -> &str {
+        &self.world.agents[self.agent].name
+    }
+}
+
+/// The model's probabilities for one activity.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Judgement {
+    pub activity: String,
+    /// P(yes) per need, [`Need::ALL`] order (after calibration, with that method).
+    pub p_yes: [f32; 5],
+    /// Probability of each emotion, [`Emotion::ALL`] order.
+    pub emotion: Vec<f32>,
+    /// Why an answer was unusable (the judgement then says "no" / "neutral").
+    pub fallback: Option<String>,
+}
+
+impl Judgement {
+    /// Whether the model says the activity satisfies need `i`.
+    pub fn yes(&self, i: usize) -> bool {
+        self.p_yes[i] > 0.5
+    }
+
+    /// The most probable emotion.
+    pub fn emotion(&self) -> Emotion {
+        let best = (0..self.emotion.len())
+            .max_by(|&a, &b| self.emotion[a].total_cmp(&self.emotion[b]))
+            .unwrap_or(0);
+        Emotion::ALL[best]
+    }
+}
+
+/// Divides each probability by its content-free probability and renormalises (contextual
+/// calibration); returns `probs` unchanged when the reference is unusable.
+pub fn calibrate(probs: &[f32], content_free: &[f32]) -> Vec<f32> {
+    if probs.len() != content_free.len() || content_free.iter().any(|&q| q.is_nan() || q <= 0.0) {
+        return probs.to_vec();
+    }
+    let w: Vec<f32> = probs.iter().zip(content_free).map(|(p, q)| p / q).collect();
+    let sum: f32 = w.iter().sum();
+    if sum.is_finite() && sum > 0.0 {
+        w.iter().map(|v| v / sum).collect()
+    } else {
+        probs.to_vec()
+    }
+}
+
+/// The option probabilities of the six questions for each activity, in one engine batch.
+/// A failed question is recorded in `fallback` and its probabilities are `None`.
+fn ask(
+    engine: &mut dyn Inference,
+    ctx: &JudgeContext<'_>,
+    activities: &[&str],
+) -> Vec<(Vec<Option<Vec<f32>>>, Option<String>)> {
+    let system = ctx.system();
+    let mut requests: Vec<Request> = Vec::new();
+    for a in activities {
+        requests.extend(
+            judgement_requests(&system, ctx.name(), a, true)
+                .into_iter()
+                .map(|(_, r)| r),
+        );
+    }
+    let results = engine.run(requests, &mut |_| {});
+    let per = 1 + Need::ALL.len();
+    let mut out = Vec::with_capacity(activities.len());
+    let mut it = results.into_iter();
+    for _ in activities {
+        let mut probs = Vec::with_capacity(per);
+        let mut why = None;
+        for _ in 0..per {
+            match it.next() {
+                Some(Ok(Response::Chosen(c))) => probs.push(Some(c.probs)),
+                Some(Ok(_)) => {
+                    why.get_or_insert_with(|| "not a choice".to_string());
+                    probs.push(None)
+                }
+                Some(Err(e)) => {
+                    why.get_or_insert_with(|| e.to_string());
+                    probs.push(None)
+                }
+                None => {
+                    why.get_or_insert_with(|| "no result".to_string());
+                    probs.push(None)
+                }
+            }
+        }
+        out.push((probs, why));
+    }
+    out
+}
+
+/// Judges every item in `ctx`, `batch` activities per engine call (`progress` is told how
+/// many are done). With [`Method::Calibrated`], the content-free activities are asked first.
+pub fn judge(
+    engine: &mut dyn Inference,
+    ctx: &JudgeContext<'_>,
+    items: &[JudgeItem],
+    method: Method,
+    batch: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Vec<Judgement> {
+    let per = 1 + Need::ALL.len();
+    let n_emotions = Emotion::ALL.len();
+    // Mean content-free distribution of each question.
+    let reference: Option<Vec<Vec<f32>>> = (method == Method::Calibrated).then(|| {
+        let answers = ask(engine, ctx, &CONTENT_FREE);
+        (0..per)
+            .map(|q| {
+                let width = if q == 0 { n_emotions } else { 2 };
+                let mut mean = vec![0f32; width];
+                let mut n = 0f32;
+                for (probs, _) in &answers {
+                    if let Some(p) = probs[q].as_ref().filter(|p| p.len() == width) {
+                        mean.iter_mut().zip(p).for_each(|(m, v)| *m += v);
+                        n += 1.0;
+                    }
+                }
+                mean.iter().map(|m| m / n.max(1.0)).collect()
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(batch.max(1)) {
+        let activities: Vec<&str> = chunk.iter().map(|i| i.activity.as_str()).collect();
+        for (item, (probs, why)) in chunk.iter().zip(ask(engine, ctx, &activities)) {
+            let fix = |q: usize, p: &Vec<f32>| match &reference {
+                Some(r) => calibrate(p, &r[q]),
+                None => p.clone(),
+            };
+            let emotion = match &probs[0] {
+                Some(p) if p.len() == n_emotions => fix(0, p),
+                _ => {
+                    let mut neutral = vec![0f32; n_emotions];
+                    neutral[0] = 1.0;
+                    neutral
+                }
+            };
+            let mut p_yes = [0f32; 5];
+            for (i, p) in p_yes.iter_mut().enumerate() {
+                if let Some(pr) = probs[i + 1].as_ref().filter(|p| p.len() == 2) {
+                    *p = fix(i + 1, pr)[0];
+                }
+            }
+            if let Some(w) = &why {
+                tracing::warn!(line = item.line, activity = %item.activity, reason = %w,
+                    "judge fallback: no / neutral");
+            }
+            out.push(Judgement {
+                activity: item.activity.clone(),
+                p_yes,
+                emotion,
+                fallback: why,
+            });
+        }
+        progress(out.len());
+    }
+    out
+}
+
+/// Scores of one yes/no dimension.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NeedScore {
+    /// Labelled items.
+    pub items: usize,
+    /// The paper's micro-F1 over both classes (= accuracy).
+    pub micro_f1: f64,
+    /// F1 of the "yes" class (0 when nothing is predicted or labelled yes).
+    pub yes_f1: f64,
+    /// Share of items the model says yes to.
+    pub predicted_yes: f64,
+    /// Share of items labelled yes.
+    pub labelled_yes: f64,
+    /// micro-F1 of always answering the labels' majority.
+    pub constant_micro_f1: f64,
+    /// yes-F1 of always answering the labels' majority.
+    pub constant_yes_f1: f64,
+}
+
+/// Scores of the emotion.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EmotionScore {
+    pub items: usize,
+    /// Accuracy over the seven labels.
+    pub micro_f1: f64,
+    /// Accuracy of always answering the most common label.
+    pub constant_micro_f1: f64,
+    /// `confusion[label][predicted]` counts.
+    pub confusion: BTreeMap<String, BTreeMap<String, usize>>,
+}
+
+/// A whole judge report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JudgeReport {
+    pub model: String,
+    pub method: Method,
+    pub agent: String,
+    /// "Tuesday Jan 03 2023 10:00 am".
+    pub at: String,
+    pub items: usize,
+    /// Items with a fallback.
+    pub fallbacks: usize,
+    /// Per dimension (`fullness` ... `energy`, `emotion`), for those with labels.
+    pub dimensions: BTreeMap<String, serde_json::Value>,
+    pub judgements: Vec<Judgement>,
+}
+
+fn f1(tp: usize, fp: usize, fn_: usize) -> f64 {
+    super::score::f1(tp, fp, fn_).unwrap_or(0.0)
+}
+
+/// The scores of need `i` over the items labelled for it (`None`: no labels).
+pub fn need_score(items: &[JudgeItem], judged: &[Judgement], i: usize) -> Option<NeedScore> {
+    let pairs: Vec<(bool, bool)> = items
+        .iter()
+        .zip(judged)
+        .filter_map(|(it, j)| it.needs[i].map(|l| (l, j.yes(i))))
+        .collect();
+    let n = pairs.len();
+    if n == 0 {
+        return None;
+    }
+    let count = |f: &dyn Fn(&(bool, bool)) -> bool| pairs.iter().filter(|p| f(p)).count();
+    let tp = count(&|&(l, p)| l && p);
+    let fp = count(&|&(l, p)| !l && p);
+    let fn_ = count(&|&(l, p)| l && !p);
+    let correct = count(&|&(l, p)| l == p);
+    let labelled = count(&|&(l, _)| l);
+    let majority_yes = 2 * labelled > n;
+    let constant_correct = if majority_yes { labelled } else { n - labelled };
+    Some(NeedScore {
+        items: n,
+        micro_f1: correct as f64 / n as f64,
+        yes_f1: f1(tp, fp, fn_),
+        predicted_yes: (tp + fp) as f64 / n as f64,
+        labelled_yes: labelled as f64 / n as f64,
+        constant_micro_f1: constant_correct as f64 / n as f64,
+        constant_yes_f1: if majority_yes {
+            f1(labelled, n - labelled, 0)
+        } else {
+            0.0
+        },
+    })
+}
+
+/// The emotion scores over the items labelled with one (`None`: no labels).
+pub fn emotion_score(items: &[JudgeItem], judged: &[Judgement]) -> Option<EmotionScore> {
+    let pairs: Vec<(Emotion, Emotion)> = items
+        .iter()
+        .zip(judged)
+        .filter_map(|(it, j)| it.emotion.map(|l| (l, j.emotion())))
+        .collect();
+    let n = pairs.len();
+    if n == 0 {
+        return None;
+    }
+    let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut per_label: BTreeMap<&str, usize> = BTreeMap::new();
+    for (l, p) in &pairs {
+        *confusion
+            .entry(l.as_str().to_string())
+            .or_default()
+            .entry(p.as_str().to_string())
+            .or_default() += 1;
+        *per_label.entry(l.as_str()).or_default() += 1;
+    }
+    let correct = pairs.iter().filter(|(l, p)| l == p).count();
+    let most = per_label.values().copied().max().unwrap_or(0);
+    Some(EmotionScore {
+        items: n,
+        micro_f1: correct as f64 / n as f64,
+        constant_micro_f1: most as f64 / n as f64,
+        confusion,
+    })
+}
+
+/// Scores every labelled dimension.
+pub fn scores(
+    items: &[JudgeItem],
+    judged: &[Judgement],
+) -> BTreeMap<String, serde_json::Value> {
+    let mut out = BTreeMap::new();
+    for (i, need) in Need::ALL.iter().enumerate() {
+        if let Some(s) = need_score(items, judged, i) {
+            out.insert(need.as_str().to_string(), serde_json::json!(s));
+        }
+    }
+    if let Some(s) = emotion_score(items, judged) {
+        out.insert("emotion".to_string(), serde_json::json!(s));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(needs: [Option<bool>; 5], emotion: Option<Emotion>) -> JudgeItem {
+        JudgeItem {
+            line: 2,
+            activity: "x".into(),
+            needs,
+            emotion,
+        }
+    }
+
+    fn judged(p: f32, e: usize) -> Judgement {
+        let mut emotion = vec![0.0; 7];
+        emotion[e] = 1.0;
+        Judgement {
+            activity: "x".into(),
+            p_yes: [p; 5],
+            emotion,
+            fallback: None,
+        }
+    }
+
+    #[test]
+    fn calibration_divides_by_the_content_free_answer() {
+        // A model that says yes 80% of the time to nothing, and 80% here: no evidence.
+        let c = calibrate(&[0.8, 0.2], &[0.8, 0.2]);
+        assert!((c[0] - 0.5).abs() < 1e-6, "{c:?}");
+        // 0.6 against a bias of 0.8 becomes a "no".
+        assert!(calibrate(&[0.6, 0.4], &[0.8, 0.2])[0] < 0.5);
+        // An unusable reference leaves the probabilities alone.
+        assert_eq!(calibrate(&[0.6, 0.4], &[0.0, 1.0]), vec![0.6, 0.4]);
+    }
+
+    #[test]
+    fn need_scores_against_the_constant_answer() {
+        // Labels: yes, no, no, no. The model says yes to the first two.
+        let items: Vec<JudgeItem> = [true, false, false, false]
+            .iter()
+            .map(|&l| item([Some(l), None, None, None, None], None))
+            .collect();
+        let js = vec![judged(0.9, 0), judged(0.7, 0), judged(0.1, 0), judged(0.2, 0)];
+        let s = need_score(&items, &js, 0).unwrap();
+        assert_eq!(s.items, 4);
+        assert!((s.micro_f1 - 0.75).abs() < 1e-9);
+        // tp 1, fp 1, fn 0: F1 = 2/3.
+        assert!((s.yes_f1 - 2.0 / 3.0).abs() < 1e-9);
+        assert!((s.predicted_yes - 0.5).abs() < 1e-9);
+        assert!((s.labelled_yes - 0.25).abs() < 1e-9);
+        // Always "no" is right 3 of 4 times and finds no yes.
+        assert!((s.constant_micro_f1 - 0.75).abs() < 1e-9);
+        assert_eq!(s.constant_yes_f1, 0.0);
+        assert!(need_score(&items, &js, 1).is_none(), "no labels for social");
+    }
+
+    #[test]
+    fn emotion_scores_count_a_confusion_table() {
+        let items = vec![
+            item([None; 5], Some(Emotion::Neutral)),
+            item([None; 5], Some(Emotion::Neutral)),
+            item([None; 5], Some(Emotion::Sad)),
+        ];
+        let js = vec![judged(0.0, 0), judged(0.0, 1), judged(0.0, 2)];
+        let s = emotion_score(&items, &js).unwrap();
+        assert!((s.micro_f1 - 2.0 / 3.0).abs() < 1e-9);
+        assert!((s.constant_micro_f1 - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(s.confusion["neutral"]["happy"], 1);
+        assert_eq!(s.confusion["sad"]["sad"], 1);
+    }
+
+    #[test]
+    fn csv_errors_name_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.csv");
+        std::fs::write(&p, "activity,fullness,emotion\neat,yes,happy\nsleep,maybe,neutral\n")
+            .unwrap();
+        let e = read_items(&p).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("column 2") && e.contains("fullness"), "{e}");
+        std::fs::write(&p, "activity,emotion\neat,glad\n").unwrap();
+        let e = read_items(&p).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("emotion") && e.contains("glad"), "{e}");
+        std::fs::write(&p, "what,fullness\neat,yes\n").unwrap();
+        let e = read_items(&p).unwrap_err().to_string();
+        assert!(e.contains("activity"), "{e}");
+        std::fs::write(&p, "activity,fun\nread a book,\nplay,yes\n").unwrap();
+        let items = read_items(&p).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].needs[2], None);
+        assert_eq!(items[1].needs[2], Some(true));
+        assert_eq!(items[1].line, 3);
+    }
+}
