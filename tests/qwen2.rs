@@ -98,18 +98,21 @@ fn qwen2_logits_match_llamacpp() {
         }
     }
     eprintln!("qwen2 Q8: largest |logit - llama.cpp| over the reference top-10: {worst:.3}");
-    // The same bound as the other architectures' tests: our Q8_0 requantization against
-    // llama.cpp's Q4_K/Q6_K kernels with Q8_K activations.
-    assert!(worst < 1.0, "logits differ from llama.cpp by {worst}");
+    // Our Q8_0 requantization against llama.cpp's Q4_K/Q6_K kernels with Q8_K activations:
+    // 0.32 measured (2026-12-01); the bound leaves room for other CPUs' kernels.
+    assert!(worst < 0.6, "logits differ from llama.cpp by {worst}");
 }
 
-/// Greedy decoding equals llama.cpp's, token for token, up to the first step where llama.cpp's
-/// two best logits were within `NEAR_TIE` (quantization noise may order them either way).
+/// Greedy decoding follows llama.cpp's: with llama.cpp's own continuation fed in (teacher
+/// forcing, one forward over prompt and continuation), our argmax equals llama.cpp's at every
+/// position where llama.cpp's two best logits are at least `NEAR_TIE` apart (quantization
+/// noise may order a near-tie either way, after which free-running texts diverge).
 #[test]
 fn qwen2_greedy_text_matches_llamacpp() {
     const NEAR_TIE: f32 = 0.5;
     let model = model();
-    let mut compared = 0;
+    let vocab = model.config().vocab;
+    let (mut compared, mut near_ties) = (0, 0);
     for case in reference()["greedy"].as_array().unwrap() {
         let prompt = ids(&case["ids"]);
         let want = ids(&case["generated"]);
@@ -119,24 +122,31 @@ fn qwen2_greedy_text_matches_llamacpp() {
             .iter()
             .map(|m| m.as_f64().unwrap() as f32)
             .collect();
-        let mut cache = model.new_cache(prompt.len() + want.len());
-        let mut next = prompt.clone();
+        let tokens: Vec<u32> = prompt.iter().chain(&want[..want.len() - 1]).copied().collect();
+        let mut cache = model.new_cache(tokens.len());
+        let mut seqs = [SeqInput {
+            cache: &mut cache,
+            tokens: &tokens,
+            logits: LogitsFor::All,
+        }];
+        let logits = model.forward(&mut seqs).expect("forward").remove(0);
         for (i, &w) in want.iter().enumerate() {
-            let mut seqs = [SeqInput {
-                cache: &mut cache,
-                tokens: &next,
-                logits: LogitsFor::Last,
-            }];
-            let got = argmax(&model.forward(&mut seqs).expect("forward")[0]);
+            let row = &logits[(prompt.len() - 1 + i) * vocab..(prompt.len() + i) * vocab];
             if margins[i] < NEAR_TIE {
-                break;
+                near_ties += 1;
+                continue;
             }
-            assert_eq!(got, w, "{:?}: token {i} differs", case["user"]);
+            assert_eq!(
+                argmax(row),
+                w,
+                "{:?}: token {i} differs (llama.cpp's margin {:.2})",
+                case["user"],
+                margins[i]
+            );
             compared += 1;
-            next = vec![got];
         }
     }
-    eprintln!("qwen2 greedy: {compared} tokens compared before the first near-tie");
+    eprintln!("qwen2 greedy: {compared} tokens equal, {near_ties} near-ties skipped");
     assert!(compared >= 40, "only {compared} greedy tokens compared");
 }
 
@@ -165,5 +175,6 @@ fn qwen2_tensor_path_matches_the_kernels() {
         .map(|(a, b)| (a - b).abs())
         .fold(0f32, f32::max);
     eprintln!("qwen2 tensor path vs kernels (Q8): largest |logit difference| {worst:.3}");
-    assert!(worst < 1.0, "tensor path differs from the kernels by {worst}");
+    // F32 weights (tensor path) against Q8_0 (kernels): 0.24 measured (2026-12-01).
+    assert!(worst < 0.5, "tensor path differs from the kernels by {worst}");
 }

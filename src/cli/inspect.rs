@@ -41,6 +41,13 @@ pub fn run(a: InspectArgs) -> Result<()> {
         "architecture": cfg.arch_name,
         "quantization": quant,
         "parameters": cfg.parameter_count(),
+        // The CPU kernels hold every matrix as Q8_0 blocks (32 int8 + an f32 scale: 1.125
+        // bytes a weight); keys and values are f32.
+        "memory": {
+            "weights_cpu_bytes": cfg.parameter_count() as u64 * 36 / 32,
+            "kv_bytes_per_token": (cfg.n_layers * 2 * cfg.kv_dim() * 4) as u64,
+            "kv_bytes_4096_tokens": (cfg.n_layers * 2 * cfg.kv_dim() * 4 * 4096) as u64,
+        },
         "layers": cfg.n_layers,
         "hidden": cfg.hidden,
         "heads": cfg.n_heads,

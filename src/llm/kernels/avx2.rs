@@ -51,6 +51,43 @@ pub unsafe fn dot_q8_x4(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
     [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
 }
 
+/// [`block_dot`] with one AVX-VNNI `vpdpbusd` in place of `maddubs` + `madd`: the same
+/// integer sums (no 16-bit saturation is possible with |q| <= 127), so the same f32 result.
+#[inline(always)]
+unsafe fn block_dot_vnni(aw: __m256i, w: __m256i, x: __m256i) -> __m256 {
+    let sx = _mm256_sign_epi8(x, w);
+    _mm256_cvtepi32_ps(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sx))
+}
+
+#[target_feature(enable = "avx2,fma,avxvnni")]
+pub unsafe fn dot_q8_x1_vnni(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
+    let mut acc = _mm256_setzero_ps();
+    for (bw, bx) in w.iter().zip(x) {
+        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
+        let aw = _mm256_sign_epi8(wv, wv);
+        let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
+        let p = block_dot_vnni(aw, wv, xv);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, acc);
+    }
+    hsum(acc)
+}
+
+#[target_feature(enable = "avx2,fma,avxvnni")]
+pub unsafe fn dot_q8_x4_vnni(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (b, bw) in w.iter().enumerate() {
+        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
+        let aw = _mm256_sign_epi8(wv, wv);
+        for (r, a) in acc.iter_mut().enumerate() {
+            let bx = x.get_unchecked(r * nb + b);
+            let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
+            let p = block_dot_vnni(aw, wv, xv);
+            *a = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, *a);
+        }
+    }
+    [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
+}
+
 #[target_feature(enable = "avx2,fma")]
 pub unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());

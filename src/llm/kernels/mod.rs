@@ -259,6 +259,11 @@ pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
 
 fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
     #[cfg(target_arch = "x86_64")]
+    if has_avxvnni() {
+        // SAFETY: the CPU supports AVX2, FMA and AVX-VNNI.
+        return unsafe { avx2::dot_q8_x1_vnni(w, x) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: the CPU supports AVX2 and FMA.
         return unsafe { avx2::dot_q8_x1(w, x) };
@@ -277,6 +282,11 @@ fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
 /// Four activation rows (laid out one after another, `nb` blocks each) against one weight row.
 fn dot_q8_x4(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
     #[cfg(target_arch = "x86_64")]
+    if has_avxvnni() {
+        // SAFETY: the CPU supports AVX2, FMA and AVX-VNNI.
+        return unsafe { avx2::dot_q8_x4_vnni(w, x, nb) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: the CPU supports AVX2 and FMA.
         return unsafe { avx2::dot_q8_x4(w, x, nb) };
@@ -289,6 +299,19 @@ fn has_avx2() -> bool {
     use std::sync::OnceLock;
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+}
+
+/// AVX-VNNI (`vpdpbusd` on 256-bit vectors) for the int8 dots, unless
+/// `HUMANOID_NO_VNNI` is set (to compare the two paths; they give the same bits).
+#[cfg(target_arch = "x86_64")]
+fn has_avxvnni() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        has_avx2()
+            && is_x86_feature_detected!("avxvnni")
+            && std::env::var_os("HUMANOID_NO_VNNI").is_none()
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -344,6 +367,37 @@ mod tests {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    }
+
+    /// The AVX-VNNI dots give the AVX2 dots' bits (same integer sums, same order), so a run
+    /// does not depend on which of the two the CPU has.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vnni_dots_equal_the_avx2_dots_bit_for_bit() {
+        if !has_avxvnni() {
+            eprintln!("no AVX-VNNI on this CPU: nothing to compare");
+            return;
+        }
+        let (nb, mut s) = (24, 7);
+        let w: Vec<f32> = (0..nb * QK).map(|_| lcg(&mut s) * 3.0).collect();
+        let x: Vec<f32> = (0..4 * nb * QK).map(|_| lcg(&mut s)).collect();
+        let mut wq = vec![BlockQ8::default(); nb];
+        let mut xq = vec![BlockQ8::default(); 4 * nb];
+        quantize_row(&w, &mut wq);
+        quantize_row(&x, &mut xq);
+        // Extremes: every weight at ±127 against activations at ∓127.
+        wq[0].qs = [127; QK];
+        xq[0].qs = [-127; QK];
+        // SAFETY: has_avxvnni() implies AVX2 and FMA.
+        unsafe {
+            assert_eq!(
+                avx2::dot_q8_x1(&wq, &xq[..nb]).to_bits(),
+                avx2::dot_q8_x1_vnni(&wq, &xq[..nb]).to_bits()
+            );
+            let a = avx2::dot_q8_x4(&wq, &xq, nb).map(f32::to_bits);
+            let b = avx2::dot_q8_x4_vnni(&wq, &xq, nb).map(f32::to_bits);
+            assert_eq!(a, b);
+        }
     }
 
     #[test]
