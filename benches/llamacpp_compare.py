@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 LLAMA_SIDE = r'''
-import json, sys, time
+import json, resource, sys, time
 from llama_cpp import Llama
 path, threads = sys.argv[1], int(sys.argv[2])
 passage = open(sys.argv[3]).read()
@@ -40,7 +40,9 @@ for rep in range(3):
         scores = llm.scores[llm.n_tokens - 1]
         llm.eval([int(scores.argmax())])
     best_decode = max(best_decode, 64 / (time.perf_counter() - t))
-print(json.dumps({"load_s": load_s, "prefill_tok_s": best_prefill, "decode_tok_s_batch1": best_decode}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+print(json.dumps({"load_s": load_s, "prefill_tok_s": best_prefill, "decode_tok_s_batch1": best_decode,
+                  "peak_rss_mib": round(peak, 1)}))
 '''
 
 PASSAGE = ("John Lin is a pharmacy shopkeeper at the Willows Market and Pharmacy who loves to help "
@@ -83,10 +85,13 @@ def main():
         for k in ("prefill_tok_s", "decode_tok_s_batch1"):
             theirs[k] = max(theirs[k], t[k])
         theirs["load_s"] = min(theirs["load_s"], t["load_s"])
+        ours["peak_rss_mib"] = max(ours["peak_rss_mib"], o["peak_rss_mib"])
+        theirs["peak_rss_mib"] = max(theirs["peak_rss_mib"], t["peak_rss_mib"])
     ratios = {
         "prefill": ours["prefill_tok_s"] / theirs["prefill_tok_s"],
         "decode_batch1": ours["decode_tok_s"]["1"] / theirs["decode_tok_s_batch1"],
         "decode_batch16_aggregate_vs_llamacpp_single": ours["decode_tok_s"]["16"] / theirs["decode_tok_s_batch1"],
+        "peak_rss": ours["peak_rss_mib"] / theirs["peak_rss_mib"],
     }
     print(json.dumps({"humanoid": ours, "llama_cpp": theirs,
                       "ratios": {k: round(v, 2) for k, v in ratios.items()}}, indent=1))

@@ -294,3 +294,75 @@ fn eval_export_and_score_a_real_run() {
         }
     }
 }
+
+/// `eval judge` on the real fast model: the figures of its JSON agree with its own
+/// judgements and the labels (computed here independently), both methods come from one set
+/// of answers, and a broken CSV is refused naming line and column before any model loads.
+#[test]
+fn eval_judge_scores_a_label_csv_on_a_real_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("labels.csv");
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/judge/check.csv"),
+    )
+    .unwrap();
+    let some: Vec<&str> = all.lines().take(13).collect();
+    std::fs::write(&csv, some.join("\n")).unwrap();
+    let out = humanoid(&[
+        "eval",
+        "judge",
+        csv.to_str().unwrap(),
+        "--method",
+        "plain,calibrated",
+        "--json",
+    ]);
+    let reports: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let reports = reports.as_array().expect("one report per method");
+    assert_eq!(reports.len(), 2);
+    let labels: Vec<Vec<&str>> = some[1..].iter().map(|l| l.split(',').collect()).collect();
+    for r in reports {
+        assert_eq!(r["items"], 12);
+        assert_eq!(r["agent"], "John Lin");
+        assert!(r["model"].as_str().unwrap().contains("SmolLM2"), "{r}");
+        let judgements = r["judgements"].as_array().unwrap();
+        assert_eq!(judgements.len(), 12);
+        for (k, need) in ["fullness", "social", "fun", "health", "energy"].iter().enumerate() {
+            let d = &r["dimensions"][need];
+            let said: Vec<bool> = judgements
+                .iter()
+                .map(|j| j["p_yes"][k].as_f64().unwrap() > 0.5)
+                .collect();
+            let truth: Vec<bool> = labels.iter().map(|l| l[k + 1] == "yes").collect();
+            let right = said.iter().zip(&truth).filter(|(a, b)| a == b).count();
+            let yes = truth.iter().filter(|&&t| t).count();
+            let close = |key: &str, v: f64| {
+                assert!((d[key].as_f64().unwrap() - v).abs() < 1e-9, "{need} {key}: {d}")
+            };
+            close("micro_f1", right as f64 / 12.0);
+            close("labelled_yes", yes as f64 / 12.0);
+            close("predicted_yes", said.iter().filter(|&&s| s).count() as f64 / 12.0);
+            close("constant_micro_f1", yes.max(12 - yes) as f64 / 12.0);
+        }
+        let e = &r["dimensions"]["emotion"];
+        let confusion_total: u64 = e["confusion"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|row| row.as_object().unwrap().values().map(|n| n.as_u64().unwrap()))
+            .sum();
+        assert_eq!(confusion_total, 12);
+    }
+    assert_eq!(reports[0]["method"], "plain");
+    assert_eq!(reports[1]["method"], "calibrated");
+    // Without labels: the judgements are printed.
+    let bare = tmp.path().join("bare.csv");
+    std::fs::write(&bare, "activity\neat lunch at the cafe\ngo to sleep\n").unwrap();
+    let text = ok(&humanoid(&["eval", "judge", bare.to_str().unwrap()]));
+    assert!(text.contains("eat lunch at the cafe |"), "{text}");
+    // A bad label names the file, line and column.
+    std::fs::write(&bare, "activity,fun\nread,yes\nsing,perhaps\n").unwrap();
+    let out = humanoid(&["eval", "judge", bare.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bare.csv") && err.contains("line 3, column 2"), "{err}");
+}

@@ -178,3 +178,35 @@ fn qwen2_tensor_path_matches_the_kernels() {
     // F32 weights (tensor path) against Q8_0 (kernels): 0.24 measured (2026-12-01).
     assert!(worst < 0.5, "tensor path differs from the kernels by {worst}");
 }
+
+/// The main job on the 1.5B, shortened: the Lin family's first two steps (day plans, hourly
+/// and 15-minute plans, judgements) with no fallback and every field well-formed.
+#[test]
+fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
+    util::ensure_model("qwen2.5-coder-1.5b");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let d = dir.to_str().unwrap();
+    let out = util::humanoid(&[
+        "run",
+        "worlds/lin-family.toml",
+        "--steps",
+        "2",
+        "--model",
+        "qwen2.5-coder-1.5b",
+        "--out",
+        d,
+    ]);
+    let stdout = util::ok(&out);
+    assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
+    util::ok(&util::humanoid(&["check", d]));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["counters"]["fallbacks"], 0, "{summary}");
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    assert!(
+        config["model"]["path"].as_str().unwrap().contains("qwen2.5-coder"),
+        "{config}"
+    );
+}

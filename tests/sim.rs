@@ -252,3 +252,42 @@ fn run_refuses_a_non_empty_out_dir_and_a_bad_world() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("bad.toml"));
 }
+
+/// `humanoid check` compares the state files with the run's planned steps: a folder with only
+/// `config.json`, a run with a state file removed and one with a stray state file all fail,
+/// naming the files.
+#[test]
+fn check_fails_on_missing_and_extra_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let check = |dir: &Path| {
+        bin()
+            .arg("check")
+            .arg(dir)
+            .output()
+            .expect("humanoid check runs")
+    };
+    let only_config = tmp.path().join("only-config");
+    std::fs::create_dir_all(&only_config).unwrap();
+    std::fs::copy(one_day_dir().join("config.json"), only_config.join("config.json")).unwrap();
+    let out = check(&only_config);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("missing 72 state files"), "{text}");
+    assert!(text.contains("well-formed: 0.0% of 144"), "{text}");
+
+    let gap = tmp.path().join("gap");
+    std::fs::create_dir_all(&gap).unwrap();
+    for f in std::fs::read_dir(one_day_dir()).unwrap().flatten() {
+        if f.path().is_file() {
+            std::fs::copy(f.path(), gap.join(f.file_name())).unwrap();
+        }
+    }
+    assert!(check(&gap).status.success(), "a complete copy passes");
+    std::fs::remove_file(gap.join("state_2023-01-03_12h00.json")).unwrap();
+    std::fs::write(gap.join("state_2023-01-03_05h00.json"), "{}").unwrap();
+    let out = check(&gap);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("state_2023-01-03_12h00.json"), "{text}");
+    assert!(text.contains("1 state files of no planned step: state_2023-01-03_05h00.json"), "{text}");
+}

@@ -441,3 +441,40 @@ fn a_blank_plan_line_is_reported_once() {
     assert_eq!(ps[0].field, "agents[0].example_day_plan[1]");
     assert!(ps[0].message.contains("must not be empty"), "{err}");
 }
+
+const DECAY_WORLD: &str = r#"
+name = "Decay"
+start_date = "2024-05-01"
+locations = ["Flat"]
+[needs.decay]
+per = "hour"
+fun = 1.5
+[[agents]]
+name = "Ada"
+age = 30
+traits = ["focused"]
+description = ["Ada writes software."]
+example_day_plan = ["08:00 am: make tea"]
+location = "Flat"
+"#;
+
+#[test]
+fn needs_decay_defaults_to_the_papers_rates_and_reads_per_hour_or_per_5_hours() {
+    use humanoid::world::Decay;
+    let w = World::parse(DECAY_WORLD, Path::new("d.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut want = Decay::default();
+    want.per_hour[2] = 1.5;
+    assert_eq!(w.decay, want, "fun given per hour, the others the paper's");
+    // Written out and read back, the rates survive.
+    let again = World::parse(&w.to_toml(), Path::new("again.toml")).unwrap();
+    assert_eq!(again.decay, w.decay);
+    let five = DECAY_WORLD.replace("per = \"hour\"", "per = \"5 hours\"");
+    let w5 = World::parse(&five, Path::new("d.toml")).unwrap();
+    assert!((w5.decay.per_hour[2] - 0.3).abs() < 1e-12);
+    let bad = DECAY_WORLD.replace("fun = 1.5", "fun = -2");
+    let e = World::parse(&bad, Path::new("d.toml")).unwrap_err().to_string();
+    assert!(e.contains("d.toml") && e.contains("line 7") && e.contains("needs.decay.fun"), "{e}");
+    let bad = DECAY_WORLD.replace("per = \"hour\"", "per = \"day\"");
+    let e = World::parse(&bad, Path::new("d.toml")).unwrap_err().to_string();
+    assert!(e.contains("line 6") && e.contains("needs.decay.per"), "{e}");
+}

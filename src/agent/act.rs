@@ -6,7 +6,7 @@ use rand::Rng;
 
 use crate::llm::constrain::{is_emoji_text, ConstraintSpec};
 use crate::llm::{Request, Response};
-use crate::world::{display_path, Emotion, Need, World};
+use crate::world::{display_path, Decay, Emotion, Need, World, NEED_MAX};
 
 use super::mind::{chat, missing, Mind};
 use super::state::AgentState;
@@ -275,15 +275,23 @@ async fn walk(
     path
 }
 
-/// Applies an evaluation's needs: +1 for each satisfied need; every other need drops by 1
-/// with its probability per step (drawn from `rng`). Clamped to 0–10.
-pub fn update_needs(state: &mut AgentState, satisfied: &[Need], rng: &mut impl Rng) {
+/// Applies an evaluation's needs: +1 for each satisfied need; every other need drops by its
+/// expected drop per step of `step_minutes` under `decay` (the whole part, and one more with
+/// the probability of the fraction, drawn from `rng`). Clamped to 0–10.
+pub fn update_needs(
+    state: &mut AgentState,
+    satisfied: &[Need],
+    decay: &Decay,
+    step_minutes: u32,
+    rng: &mut impl Rng,
+) {
     for need in Need::ALL {
         let v = state.needs.get(need);
         if satisfied.contains(&need) {
-            state.needs.set(need, v.saturating_add(1).min(10));
-        } else if rng.gen_bool(need.decay_probability()) {
-            state.needs.set(need, v.saturating_sub(1));
+            state.needs.set(need, v.saturating_add(1).min(NEED_MAX));
+        } else {
+            let drop = Decay::drop_of(decay.per_step(need, step_minutes), rng.gen::<f64>());
+            state.needs.set(need, v.saturating_sub(drop));
         }
     }
 }
@@ -291,6 +299,56 @@ pub fn update_needs(state: &mut AgentState, satisfied: &[Need], rng: &mut impl R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
+
+    fn agent() -> AgentState {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        AgentState::from_spec(&world.agents[0], false)
+    }
+
+    #[test]
+    fn a_satisfied_need_rises_by_one_and_stops_at_ten() {
+        let mut s = agent();
+        s.needs.set(Need::Fullness, 9);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        update_needs(&mut s, &[Need::Fullness], &Decay::default(), 15, &mut rng);
+        assert_eq!(s.needs.get(Need::Fullness), 10);
+        update_needs(&mut s, &[Need::Fullness], &Decay::default(), 15, &mut rng);
+        assert_eq!(s.needs.get(Need::Fullness), 10, "clamped");
+    }
+
+    #[test]
+    fn unmet_needs_drop_at_the_decay_rate_and_stop_at_zero() {
+        // Over 20,000 steps of 15 minutes (5,000 hours) every need, never satisfied, drops
+        // as often as its rate says: the paper's 1, 4, 4, 1, 5 per 5 hours.
+        let decay = Decay::default();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut drops = [0u32; 5];
+        let mut s = agent();
+        for _ in 0..20_000 {
+            for n in Need::ALL {
+                s.needs.set(n, 5);
+            }
+            update_needs(&mut s, &[], &decay, 15, &mut rng);
+            for (i, n) in Need::ALL.iter().enumerate() {
+                drops[i] += u32::from(5 - s.needs.get(*n));
+            }
+        }
+        for (i, want) in [1.0, 4.0, 4.0, 1.0, 5.0].iter().enumerate() {
+            let per_5h = f64::from(drops[i]) / 1000.0;
+            assert!((per_5h - want).abs() < 0.15 * want, "{:?}: {per_5h} per 5 h", Need::ALL[i]);
+        }
+        // A need at 0 stays at 0.
+        s.needs.set(Need::Energy, 0);
+        for _ in 0..100 {
+            update_needs(&mut s, &[], &decay, 15, &mut rng);
+        }
+        assert_eq!(s.needs.get(Need::Energy), 0);
+    }
 
     #[test]
     fn staying_wins_when_nearly_as_likely() {

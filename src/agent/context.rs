@@ -69,16 +69,16 @@ pub fn placeless_prompt(
     )
 }
 
-/// How `state`'s agent feels about `other`: "John Lin is feeling close to Eddy Lin (his son)."
+/// Who `other` is to `state`'s agent and how close they feel: "Eddy Lin is John Lin's son.
+/// John Lin is feeling close to Eddy Lin."
 pub fn relationship_sentence(state: &AgentState, other: &str) -> String {
     match state.relationship(other) {
         Some(r) => format!(
-            "{} is feeling {} to {} ({}: {}).",
+            "{other} is {}'s {}. {} is feeling {} to {other}.",
+            state.name,
+            r.relationship,
             state.name,
             closeness_phrase(r.closeness),
-            other,
-            state.name,
-            r.relationship
         ),
         None => format!("{} does not know {} well.", state.name, other),
     }

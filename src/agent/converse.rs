@@ -60,13 +60,34 @@ fn situation(me: &AgentState, other: &AgentState) -> String {
     )
 }
 
-/// Removes a leading "Name:" the model may have written.
-fn strip_speaker(text: &str, name: &str) -> String {
-    let t = text.trim();
-    let t = t
-        .strip_prefix(name)
-        .map_or(t, |r| r.trim_start_matches(':').trim());
-    t.to_string()
+/// Removes what the model may add around the words: a leading "Name:" label of either
+/// participant (full or first name), stage directions (`*smiles*`, `(laughs)`, `[pause]`)
+/// and surrounding quotes.
+fn strip_speaker(text: &str, names: &[&str]) -> String {
+    let mut t = text.trim().to_string();
+    for (open, close) in [('*', '*'), ('(', ')'), ('[', ']')] {
+        while let Some(i) = t.find(open) {
+            let Some(j) = t[i + open.len_utf8()..].find(close) else {
+                break;
+            };
+            let end = i + open.len_utf8() + j + close.len_utf8();
+            t.replace_range(i..end, " ");
+        }
+    }
+    let mut t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for n in names {
+        let first = n.split_whitespace().next().unwrap_or(n);
+        for label in [*n, first] {
+            if let Some(rest) = t.strip_prefix(label) {
+                if let Some(rest) = rest.trim_start().strip_prefix(':') {
+                    t = rest.trim().to_string();
+                }
+            }
+        }
+    }
+    t.trim_matches(|c| c == '"' || c == '“' || c == '”')
+        .trim()
+        .to_string()
 }
 
 /// Runs a conversation between `a` and `b` if either wants one.
@@ -120,7 +141,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
             mind.fallback("utterance", "no words", "", "end the conversation");
             break;
         };
-        let text = strip_speaker(&line, &me.state.name);
+        let text = strip_speaker(&line, &[&me.state.name, &other.name]);
         if text.is_empty() || turns.iter().any(|t| t.text == text) {
             break;
         }
@@ -180,7 +201,11 @@ mod tests {
 
     #[test]
     fn speaker_prefix_is_removed() {
-        assert_eq!(strip_speaker("John Lin: Hi Eddy", "John Lin"), "Hi Eddy");
-        assert_eq!(strip_speaker("Hi Eddy", "John Lin"), "Hi Eddy");
+        let n = ["John Lin", "Eddy Lin"];
+        assert_eq!(strip_speaker("John Lin: Hi Eddy", &n), "Hi Eddy");
+        assert_eq!(strip_speaker("Hi Eddy", &n), "Hi Eddy");
+        assert_eq!(strip_speaker("John: *smiles* Hi Eddy (waves)", &n), "Hi Eddy");
+        assert_eq!(strip_speaker("\"Morning, son.\"", &n), "Morning, son.");
+        assert_eq!(strip_speaker("Eddy Lin: Hi Dad", &n), "Hi Dad");
     }
 }

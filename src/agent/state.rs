@@ -147,13 +147,15 @@ impl AgentState {
         format!("feeling {}", join_and(&parts))
     }
 
-    /// Whether the plan should be reconsidered at `now` (game minutes): the emotion is not
-    /// neutral or a need is unmet, the plan was not already reconsidered for this same
-    /// feeling, and not within the last hour.
+    /// Whether the plan should be reconsidered at `now` (game minutes), at most once an
+    /// hour: while a need is unmet (every hour it stays unmet: an agent who kept its plan
+    /// while hungry is asked again), or when the emotion is not neutral and the plan was not
+    /// already reconsidered for this same feeling.
     pub fn needs_attention(&self, now: u64) -> bool {
-        (self.emotion != Emotion::Neutral || !self.unmet_needs().is_empty())
-            && self.reconsidered_for.as_deref() != Some(self.feeling().as_str())
-            && self.reconsidered_at.is_none_or(|t| now >= t + 60)
+        let unmet = !self.unmet_needs().is_empty();
+        let new_feeling = self.emotion != Emotion::Neutral
+            && self.reconsidered_for.as_deref() != Some(self.feeling().as_str());
+        (unmet || new_feeling) && self.reconsidered_at.is_none_or(|t| now >= t + 60)
     }
 }
 
@@ -163,5 +165,47 @@ pub fn join_and(parts: &[String]) -> String {
         [] => String::new(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {}", init.join(", "), last),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::Needs;
+
+    fn state() -> AgentState {
+        let world = crate::world::World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let mut s = AgentState::from_spec(&world.agents[0], false);
+        s.needs = Needs::default();
+        s.emotion = Emotion::Neutral;
+        s
+    }
+
+    #[test]
+    fn an_unmet_need_is_reconsidered_every_hour_it_stays_unmet() {
+        let mut s = state();
+        assert!(!s.needs_attention(0), "content and neutral: nothing to reconsider");
+        s.needs.set(Need::Fullness, 2);
+        assert!(s.needs_attention(0));
+        s.reconsidered_for = Some(s.feeling());
+        s.reconsidered_at = Some(0);
+        assert!(!s.needs_attention(45), "at most hourly");
+        assert!(s.needs_attention(60), "still hungry an hour later: asked again");
+    }
+
+    #[test]
+    fn an_emotion_is_reconsidered_once_per_feeling() {
+        let mut s = state();
+        s.emotion = Emotion::Sad;
+        assert!(s.needs_attention(0));
+        s.reconsidered_for = Some(s.feeling());
+        s.reconsidered_at = Some(0);
+        assert!(!s.needs_attention(120), "the same sadness, already reconsidered");
+        s.emotion = Emotion::Angry;
+        assert!(s.needs_attention(120), "a new feeling");
     }
 }

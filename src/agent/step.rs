@@ -206,7 +206,13 @@ pub async fn step(
     }
     let before = state.needs;
     let mut rng = ChaCha8Rng::seed_from_u64(rng_seed);
-    update_needs(state, &eval.satisfied, &mut rng);
+    update_needs(
+        state,
+        &eval.satisfied,
+        &world.decay,
+        world.step_minutes,
+        &mut rng,
+    );
     out.events.push(AgentEvent::Needs {
         before,
         after: state.needs,

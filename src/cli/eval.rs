@@ -48,8 +48,9 @@ pub struct JudgeArgs {
     pub at: String,
     /// plain: the more probable option, as a run decides; calibrated: each option's
     /// probability divided by its probability for content-free activities (Zhao et al. 2021).
-    #[arg(long, default_value = "plain")]
-    pub method: humanoid::eval::judge::Method,
+    /// Several, comma-separated, are scored from the same model answers.
+    #[arg(long, default_value = "plain", value_delimiter = ',')]
+    pub method: Vec<humanoid::eval::judge::Method>,
     /// Activities per engine batch (six questions each).
     #[arg(long, default_value_t = 8)]
     pub batch: usize,
@@ -158,28 +159,41 @@ fn judge(a: JudgeArgs) -> Result<()> {
         indicatif::ProgressStyle::with_template("judging {pos}/{len} activities {bar:30} {eta}")
             .expect("a valid template"),
     );
-    let judged = judge::judge(&mut engine, &ctx, &items, a.method, a.batch, &mut |n| {
+    let reference = a
+        .method
+        .contains(&judge::Method::Calibrated)
+        .then(|| judge::content_free_reference(&mut engine, &ctx));
+    let asked = judge::ask_items(&mut engine, &ctx, &items, a.batch, &mut |n| {
         bar.set_position(n as u64)
     });
     bar.finish_and_clear();
-    let report = JudgeReport {
-        model,
-        method: a.method,
-        agent: world.agents[agent].name.clone(),
-        at: format!(
-            "{} {}",
-            clock::format_date(world.start_date),
-            clock::format_time(minutes)
-        ),
-        items: items.len(),
-        fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
-        dimensions: judge::scores(&items, &judged),
-        judgements: judged,
-    };
+    let mut reports = Vec::new();
+    for &method in &a.method {
+        let judged = judge::decide(&items, &asked, method, reference.as_deref());
+        reports.push(JudgeReport {
+            model: model.clone(),
+            method,
+            agent: world.agents[agent].name.clone(),
+            at: format!(
+                "{} {}",
+                clock::format_date(world.start_date),
+                clock::format_time(minutes)
+            ),
+            items: items.len(),
+            fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
+            dimensions: judge::scores(&items, &judged),
+            judgements: judged,
+        });
+    }
     if a.json {
-        println!("{}", serde_json::to_string(&report)?);
+        match reports.as_slice() {
+            [one] => println!("{}", serde_json::to_string(one)?),
+            many => println!("{}", serde_json::to_string(many)?),
+        }
     } else {
-        print!("{}", judge_table(&report));
+        for r in &reports {
+            print!("{}", judge_table(r));
+        }
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use clap::Args;
 use humanoid::embed::Embedder;
 use humanoid::llm::{DeviceChoice, Engine, Inference};
 use humanoid::model_store::sha256_file;
-use humanoid::report::check_run;
+use humanoid::report::{check_run, check_run_steps};
 use humanoid::sim::lock::{RunLock, LOCK_FILE};
 use humanoid::sim::{Injection, Run, RunConfig, Runtime, RuntimeParts, SimError};
 use humanoid::world::{Condition, World};
@@ -75,6 +75,14 @@ pub struct ResumeArgs {
 pub struct CheckArgs {
     /// A run directory.
     pub dir: PathBuf,
+    /// Also report whether the days make sense: distinct plan lines, activities in the
+    /// world's script and that are actions, no sleep in the day, places that fit the activity
+    /// (by the embedding model), utterances without speaker labels or stage directions.
+    #[arg(long)]
+    pub quality: bool,
+    /// With --quality, print the quality report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn default_out(world: &Path, seed: u64) -> PathBuf {
@@ -411,6 +419,47 @@ fn report(run: &Run, secs: f64) -> Result<()> {
     Ok(())
 }
 
+/// Prints the quality report of the run in `a.dir`.
+fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
+    let mut states = Vec::new();
+    for p in humanoid::report::check::state_files(&a.dir)? {
+        let text = std::fs::read_to_string(&p)?;
+        if let Ok(s) = serde_json::from_str::<humanoid::report::StateFile>(&text) {
+            states.push(s);
+        }
+    }
+    let mut embedder = humanoid::embed::Embedder::load_default(true)
+        .map_err(|e| eprintln!("quality: no embedding model ({e}); places are not judged"))
+        .ok();
+    let q = humanoid::report::quality(
+        world,
+        &states,
+        embedder
+            .as_mut()
+            .map(|e| e as &mut dyn humanoid::memory::TextEmbedder),
+    );
+    if a.json {
+        println!("{}", serde_json::to_string(&q)?);
+        return Ok(());
+    }
+    println!("quality (share of good cases; 1.000 is clean):");
+    let row = |name: &str, s: &humanoid::report::quality::Share| {
+        println!("  {name:<28} {:.3} ({} of {})", s.share, s.good, s.total);
+        for e in &s.examples {
+            println!("      e.g. {e}");
+        }
+    };
+    row("distinct day-plan lines", &q.distinct_plan_lines);
+    row("activities in the script", &q.activities_in_script);
+    row("activities that are actions", &q.activities_are_actions);
+    row("no sleep 08:00-20:00", &q.no_sleep_in_the_day);
+    if let Some(p) = &q.place_fits_activity {
+        row("place fits the activity", p);
+    }
+    row("utterances without labels", &q.clean_utterances);
+    Ok(())
+}
+
 /// Runs `check`.
 pub fn check(a: CheckArgs) -> Result<()> {
     let cfg_path = a.dir.join("config.json");
@@ -419,18 +468,49 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let config: RunConfig =
         serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
     let world = config.world()?;
-    let report = check_run(&a.dir, &world)?;
+    let report = check_run_steps(&a.dir, &world, config.steps)
+        .with_context(|| format!("checking {}", a.dir.display()))?;
     println!(
-        "well-formed: {:.1}% of {} agent states in {} state files",
+        "well-formed: {:.1}% of {} agent states ({} state files of {} planned steps)",
         report.percent(),
-        report.agent_states,
-        report.state_files
+        report.agent_states + report.missing_agent_states,
+        report.state_files,
+        config.steps
     );
     for p in &report.problems {
         println!("  {p}");
     }
-    if !report.problems.is_empty() {
-        bail!("{} problems", report.problems.len());
+    let list = |names: &[String]| -> String {
+        let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
+        let more = names.len().saturating_sub(shown.len());
+        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+        format!("{}{tail}", shown.join(", "))
+    };
+    if !report.missing.is_empty() {
+        println!(
+            "  missing {} state files of planned steps (an unfinished run: `humanoid resume {}`): {}",
+            report.missing.len(),
+            a.dir.display(),
+            list(&report.missing)
+        );
+    }
+    if !report.extra.is_empty() {
+        println!(
+            "  {} state files of no planned step: {}",
+            report.extra.len(),
+            list(&report.extra)
+        );
+    }
+    if a.quality {
+        print_quality(&a, &world)?;
+    }
+    if !report.is_clean() {
+        bail!(
+            "{} problems, {} missing and {} extra state files",
+            report.problems.len(),
+            report.missing.len(),
+            report.extra.len()
+        );
     }
     Ok(())
 }

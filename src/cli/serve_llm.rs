@@ -29,6 +29,15 @@ pub struct ServeLlmArgs {
     /// Most requests in one engine batch.
     #[arg(long, default_value_t = 256)]
     pub max_batch: usize,
+    /// Most requests answered at once (more get HTTP 429).
+    #[arg(long, default_value_t = 512)]
+    pub max_inflight: usize,
+    /// Seconds a request may wait for the engine (then HTTP 504).
+    #[arg(long, default_value_t = 600)]
+    pub request_timeout: u64,
+    /// Largest request body in MiB (larger ones get HTTP 413).
+    #[arg(long, default_value_t = 2)]
+    pub max_body_mib: usize,
 }
 
 /// Runs `serve-llm` until killed.
@@ -57,9 +66,12 @@ pub fn run(a: ServeLlmArgs) -> Result<()> {
         }
     }
     let opts = ServeOptions {
-        names: names.clone(),
         window: Duration::from_millis(a.batch_window_ms),
         max_batch: a.max_batch,
+        max_inflight: a.max_inflight,
+        request_timeout: Duration::from_secs(a.request_timeout.max(1)),
+        max_body_bytes: a.max_body_mib.max(1) << 20,
+        ..ServeOptions::new(names.clone())
     };
     let app = router(engine, opts);
     let rt = tokio::runtime::Builder::new_multi_thread()

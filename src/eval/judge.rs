@@ -270,41 +270,77 @@ fn ask(
     out
 }
 
-/// Judges every item in `ctx`, `batch` activities per engine call (`progress` is told how
-/// many are done). With [`Method::Calibrated`], the content-free activities are asked first.
-pub fn judge(
+/// The model's raw option probabilities for every item (six questions each; `None` for a
+/// question that failed) and the first failure's reason per item.
+pub struct Asked {
+    pub probs: Vec<Vec<Option<Vec<f32>>>>,
+    pub fallbacks: Vec<Option<String>>,
+}
+
+/// Asks the six questions of every item in `ctx`, `batch` activities per engine call
+/// (`progress` is told how many are done).
+pub fn ask_items(
     engine: &mut dyn Inference,
     ctx: &JudgeContext<'_>,
     items: &[JudgeItem],
-    method: Method,
     batch: usize,
     progress: &mut dyn FnMut(usize),
-) -> Vec<Judgement> {
-    let per = 1 + Need::ALL.len();
-    let n_emotions = Emotion::ALL.len();
-    // Mean content-free distribution of each question.
-    let reference: Option<Vec<Vec<f32>>> = (method == Method::Calibrated).then(|| {
-        let answers = ask(engine, ctx, &CONTENT_FREE);
-        (0..per)
-            .map(|q| {
-                let width = if q == 0 { n_emotions } else { 2 };
-                let mut mean = vec![0f32; width];
-                let mut n = 0f32;
-                for (probs, _) in &answers {
-                    if let Some(p) = probs[q].as_ref().filter(|p| p.len() == width) {
-                        mean.iter_mut().zip(p).for_each(|(m, v)| *m += v);
-                        n += 1.0;
-                    }
-                }
-                mean.iter().map(|m| m / n.max(1.0)).collect()
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(items.len());
+) -> Asked {
+    let mut asked = Asked {
+        probs: Vec::with_capacity(items.len()),
+        fallbacks: Vec::with_capacity(items.len()),
+    };
     for chunk in items.chunks(batch.max(1)) {
         let activities: Vec<&str> = chunk.iter().map(|i| i.activity.as_str()).collect();
         for (item, (probs, why)) in chunk.iter().zip(ask(engine, ctx, &activities)) {
-            let fix = |q: usize, p: &Vec<f32>| match &reference {
+            if let Some(w) = &why {
+                tracing::warn!(line = item.line, activity = %item.activity, reason = %w,
+                    "judge fallback: no / neutral");
+            }
+            asked.probs.push(probs);
+            asked.fallbacks.push(why);
+        }
+        progress(asked.probs.len());
+    }
+    asked
+}
+
+/// The mean option distribution of each question for the content-free activities
+/// ([`CONTENT_FREE`]), the reference of contextual calibration.
+pub fn content_free_reference(engine: &mut dyn Inference, ctx: &JudgeContext<'_>) -> Vec<Vec<f32>> {
+    let per = 1 + Need::ALL.len();
+    let answers = ask(engine, ctx, &CONTENT_FREE);
+    (0..per)
+        .map(|q| {
+            let width = if q == 0 { Emotion::ALL.len() } else { 2 };
+            let mut mean = vec![0f32; width];
+            let mut n = 0f32;
+            for (probs, _) in &answers {
+                if let Some(p) = probs[q].as_ref().filter(|p| p.len() == width) {
+                    mean.iter_mut().zip(p).for_each(|(m, v)| *m += v);
+                    n += 1.0;
+                }
+            }
+            mean.iter().map(|m| m / n.max(1.0)).collect()
+        })
+        .collect()
+}
+
+/// The judgements of `items` under `method` (`reference`: the content-free distributions,
+/// needed for [`Method::Calibrated`]).
+pub fn decide(
+    items: &[JudgeItem],
+    asked: &Asked,
+    method: Method,
+    reference: Option<&[Vec<f32>]>,
+) -> Vec<Judgement> {
+    let n_emotions = Emotion::ALL.len();
+    let reference = reference.filter(|_| method == Method::Calibrated);
+    items
+        .iter()
+        .zip(asked.probs.iter().zip(&asked.fallbacks))
+        .map(|(item, (probs, why))| {
+            let fix = |q: usize, p: &Vec<f32>| match reference {
                 Some(r) => calibrate(p, &r[q]),
                 None => p.clone(),
             };
@@ -322,20 +358,14 @@ pub fn judge(
                     *p = fix(i + 1, pr)[0];
                 }
             }
-            if let Some(w) = &why {
-                tracing::warn!(line = item.line, activity = %item.activity, reason = %w,
-                    "judge fallback: no / neutral");
-            }
-            out.push(Judgement {
+            Judgement {
                 activity: item.activity.clone(),
                 p_yes,
                 emotion,
-                fallback: why,
-            });
-        }
-        progress(out.len());
-    }
-    out
+                fallback: why.clone(),
+            }
+        })
+        .collect()
 }
 
 /// Scores of one yes/no dimension.

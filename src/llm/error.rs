@@ -35,6 +35,10 @@ pub enum LlmError {
     InvalidRequest(String),
     #[error("{0}")]
     Device(String),
+    /// The engine behind a server stopped (it panicked or could not start): every later
+    /// request fails the same way.
+    #[error("the engine stopped: {0}")]
+    EngineStopped(String),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
     /// An error loading a model file that does not name the file by itself (an unsupported
@@ -59,6 +63,10 @@ impl LlmError {
         }
     }
 }
+
+/// The OpenAI-style error `type` of the 503 a server answers once its engine has stopped
+/// (serve-llm writes it; the remote client stops the run on it rather than retrying).
+pub const ENGINE_STOPPED: &str = "engine_stopped";
 
 /// Shorthand for results of the engine.
 pub type Result<T> = std::result::Result<T, LlmError>;

@@ -21,16 +21,31 @@ pub struct CheckReport {
     pub well_formed: usize,
     /// "state_...json: John Lin: activity_emoji: ..." for each problem.
     pub problems: Vec<String>,
+    /// Agent states of the missing steps (agents × missing files).
+    pub missing_agent_states: usize,
+    /// Steps the run planned (`config.steps`), when checked against them.
+    pub planned_steps: Option<u64>,
+    /// State files of planned steps that are not there (names).
+    pub missing: Vec<String>,
+    /// State files that are not of a planned step (names).
+    pub extra: Vec<String>,
 }
 
 impl CheckReport {
-    /// Share of well-formed agent states, in percent (100 when there are none).
+    /// Share of well-formed agent states, in percent, counting the agent states of missing
+    /// steps as not well-formed (100 when there is nothing to check).
     pub fn percent(&self) -> f64 {
-        if self.agent_states == 0 {
+        let expected = self.agent_states + self.missing_agent_states;
+        if expected == 0 {
             100.0
         } else {
-            100.0 * self.well_formed as f64 / self.agent_states as f64
+            100.0 * self.well_formed as f64 / expected as f64
         }
+    }
+
+    /// Whether nothing is wrong: no problem, no missing and no extra state file.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty() && self.missing.is_empty() && self.extra.is_empty()
     }
 }
 
@@ -168,6 +183,34 @@ pub fn state_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// Most steps a run may plan for the checker to list its state files (a corrupt
+/// `config.steps` must not size an allocation): a century of 5-minute steps.
+pub const MAX_PLANNED_STEPS: u64 = 100 * 366 * 288;
+
+/// [`check_run`], and the state files compared with the `planned` steps' (0-based steps
+/// `0..planned`): the missing and extra ones are listed, and a missing step's agent states
+/// count as not well-formed. Errors: a plan of more than [`MAX_PLANNED_STEPS`].
+pub fn check_run_steps(dir: &Path, world: &World, planned: u64) -> std::io::Result<CheckReport> {
+    if planned > MAX_PLANNED_STEPS {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("config.json: steps = {planned} is more than {MAX_PLANNED_STEPS}: not a run this checker can list"),
+        ));
+    }
+    let mut report = check_run(dir, world)?;
+    let expected: std::collections::BTreeSet<String> =
+        (0..planned).map(|s| world.state_file_of(s)).collect();
+    let present: std::collections::BTreeSet<String> = state_files(dir)?
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    report.missing = expected.difference(&present).cloned().collect();
+    report.extra = present.difference(&expected).cloned().collect();
+    report.missing_agent_states = report.missing.len() * world.agents.len();
+    report.planned_steps = Some(planned);
+    Ok(report)
 }
 
 /// Checks every state file of the run in `dir` against `world`.

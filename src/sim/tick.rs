@@ -41,10 +41,7 @@ pub struct SimState {
 
 /// Where step `step` falls: (day index, minutes after midnight).
 pub fn step_time(world: &World, step: u64) -> (u64, u32) {
-    let per_day = u64::from(world.steps_per_day().max(1));
-    let day = step / per_day;
-    let minutes = world.day_start + (step % per_day) as u32 * world.step_minutes;
-    (day, minutes)
+    world.step_time(step)
 }
 
 /// What a tick produced.

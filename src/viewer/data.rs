@@ -9,9 +9,8 @@ use serde::Serialize;
 
 use crate::report::check::state_files;
 use crate::report::StateFile;
-use crate::sim::tick::step_time;
 use crate::sim::RunConfig;
-use crate::world::{clock, LocationNode, World};
+use crate::world::{LocationNode, World};
 
 /// A run directory whose files changed this recently, without a summary, is "running".
 const RUNNING_WINDOW: Duration = Duration::from_secs(90);
@@ -292,16 +291,24 @@ fn read_config(dir: &Path) -> Result<RunConfig, String> {
     serde_json::from_str(&text).map_err(|e| format!("config.json is not a run configuration: {e}"))
 }
 
+/// Most planned steps the viewer lists state file names for (a year of 5-minute steps): a
+/// corrupt `config.steps` is reported, never allocated.
+pub const MAX_VIEWER_STEPS: u64 = 366 * 288;
+
 /// State files the run should have written before its last one but did not.
 fn missing_states(world: &World, files: &[PathBuf], steps: u64) -> Vec<Problem> {
+    if steps > MAX_VIEWER_STEPS {
+        return vec![Problem {
+            file: "config.json".into(),
+            message: format!(
+                "field `steps` = {steps} is more than the {MAX_VIEWER_STEPS} steps the viewer lists"
+            ),
+        }];
+    }
     let present: std::collections::HashSet<String> = files.iter().map(|p| file_name(p)).collect();
-    let expected: Vec<String> = (0..steps)
-        .map(|s| {
-            let (day, minutes) = step_time(world, s);
-            let date = world.start_date + chrono::Days::new(day);
-            clock::state_file_name(date, minutes)
-        })
-        .collect();
+    let expected: Vec<String> = (0..steps).map(|s| world.state_file_of(s)).collect();
+    let expected_set: std::collections::HashSet<&str> =
+        expected.iter().map(String::as_str).collect();
     let last = expected.iter().rposition(|f| present.contains(f));
     let mut problems: Vec<Problem> = expected
         .iter()
@@ -316,7 +323,7 @@ fn missing_states(world: &World, files: &[PathBuf], steps: u64) -> Vec<Problem> 
         files
             .iter()
             .map(|p| file_name(p))
-            .filter(|f| !expected.contains(f))
+            .filter(|f| !expected_set.contains(f.as_str()))
             .map(|file| Problem {
                 file,
                 message: "a state file this run's world does not produce".into(),

@@ -352,6 +352,7 @@ impl World {
             day_end: 1440,
             step_minutes: 15,
             conversation_cooldown_minutes: 120,
+            decay: Default::default(),
             locations,
             events: vec![DayEvent {
                 date: start_date,

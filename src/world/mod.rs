@@ -22,7 +22,7 @@ pub use condition::{Condition, ConditionError};
 pub use emotion::{closeness_phrase, Emotion, Relationship, CLOSENESS_DEFAULT, CLOSENESS_MAX};
 pub use error::{Problem, WorldError};
 pub use location::{display_path, parse_path, LocationNode, LocationTree};
-pub use needs::{need_state_phrase, Need, Needs, NEED_MAX};
+pub use needs::{need_state_phrase, Decay, Need, Needs, NEED_MAX};
 
 use chrono::NaiveDate;
 use std::path::Path;
@@ -46,6 +46,8 @@ pub struct World {
     pub step_minutes: u32,
     /// A pair of agents does not start another conversation within this many minutes.
     pub conversation_cooldown_minutes: u32,
+    /// How fast the needs drop (`[needs.decay]`; the paper's rates by default).
+    pub decay: Decay,
     /// The places.
     pub locations: LocationTree,
     /// Events told to the agents when they plan the day of each.
@@ -111,6 +113,21 @@ impl World {
         let raw: schema::RawWorld =
             toml::from_str(text).map_err(|e| invalid(vec![toml_problem(text, &e)]))?;
         validate::check(raw, text).map_err(invalid)
+    }
+
+    /// The day (0-based) and minutes after midnight of step `step` (0-based).
+    pub fn step_time(&self, step: u64) -> (u64, u32) {
+        let per_day = u64::from(self.steps_per_day().max(1));
+        let day = step / per_day;
+        let minutes = self.day_start + (step % per_day) as u32 * self.step_minutes;
+        (day, minutes)
+    }
+
+    /// The state file name of step `step` (0-based), e.g. `state_2023-01-03_06h15.json`.
+    pub fn state_file_of(&self, step: u64) -> String {
+        let (day, minutes) = self.step_time(step);
+        let date = self.start_date + chrono::Days::new(day);
+        clock::state_file_name(date, minutes)
     }
 
     /// Steps in one simulated day.

@@ -56,8 +56,20 @@ impl Need {
         }
     }
 
-    /// Probability that the need drops by 1 in a 15-minute step when no activity satisfies it.
-    pub fn decay_probability(self) -> f64 {
+    /// The expected drop per 5 simulated hours that the Humanoid Agents paper states, when
+    /// no activity satisfies the need: fullness and health 1, social and fun 4, energy 5.
+    pub fn paper_decay_per_5_hours(self) -> f64 {
+        match self {
+            Need::Fullness | Need::Health => 1.0,
+            Need::Social | Need::Fun => 4.0,
+            Need::Energy => 5.0,
+        }
+    }
+
+    /// The original Humanoid Agents code's probability of a drop per 15-minute step
+    /// (fullness 0.05, social 0.05, fun 0.3, health 0.2, energy 0.2: per 5 hours 1, 1, 6,
+    /// 4, 4), a documented alternative to the paper's rates.
+    pub fn original_code_decay_per_step(self) -> f64 {
         match self {
             Need::Fullness | Need::Social => 0.05,
             Need::Fun => 0.3,
@@ -216,6 +228,76 @@ mod tests {
             err.contains("fullness, social, fun, health, energy"),
             "{err}"
         );
-        assert_eq!(Need::Fun.decay_probability(), 0.3);
+        assert_eq!(Need::Fun.original_code_decay_per_step(), 0.3);
+    }
+}
+
+/// How fast each need drops when no activity satisfies it: the expected drop per simulated
+/// hour, [`Need::ALL`] order (`[needs.decay]` in a world file; the paper's rates by default).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decay {
+    pub per_hour: [f64; 5],
+}
+
+// The rates are validated finite (never NaN), so equality is total.
+impl Eq for Decay {}
+
+impl Default for Decay {
+    /// The paper's rates.
+    fn default() -> Self {
+        Decay {
+            per_hour: Need::ALL.map(|n| n.paper_decay_per_5_hours() / 5.0),
+        }
+    }
+}
+
+impl Decay {
+    /// The expected drop of `need` in one step of `step_minutes`: the per-hour rate scaled to
+    /// the step, so the decay per hour does not depend on the step length.
+    pub fn per_step(&self, need: Need, step_minutes: u32) -> f64 {
+        let i = Need::ALL.iter().position(|&n| n == need).unwrap_or(0);
+        self.per_hour[i] * f64::from(step_minutes) / 60.0
+    }
+
+    /// The drop in one step whose expected drop is `expected`: its whole part always, one more
+    /// with the probability of its fraction (`u` uniform in [0, 1)).
+    pub fn drop_of(expected: f64, u: f64) -> u8 {
+        let whole = expected.floor();
+        let extra = u64::from(u < expected - whole);
+        (whole as u64 + extra).min(u64::from(NEED_MAX)) as u8
+    }
+}
+
+#[cfg(test)]
+mod decay_tests {
+    use super::*;
+
+    #[test]
+    fn the_default_rates_are_the_papers_per_5_hours() {
+        let d = Decay::default();
+        let per_5h: Vec<f64> = Need::ALL.iter().map(|&n| d.per_step(n, 15) * 20.0).collect();
+        for (got, want) in per_5h.iter().zip([1.0, 4.0, 4.0, 1.0, 5.0]) {
+            assert!((got - want).abs() < 1e-9, "{per_5h:?}");
+        }
+    }
+
+    #[test]
+    fn the_decay_per_hour_does_not_depend_on_the_step_length() {
+        let d = Decay::default();
+        for need in Need::ALL {
+            let a = d.per_step(need, 5) * 12.0;
+            let b = d.per_step(need, 15) * 4.0;
+            let c = d.per_step(need, 60);
+            assert!((a - c).abs() < 1e-9 && (b - c).abs() < 1e-9, "{need}");
+        }
+    }
+
+    #[test]
+    fn a_drop_is_the_whole_part_plus_a_chance_of_one() {
+        assert_eq!(Decay::drop_of(0.25, 0.1), 1);
+        assert_eq!(Decay::drop_of(0.25, 0.3), 0);
+        assert_eq!(Decay::drop_of(2.5, 0.9), 2);
+        assert_eq!(Decay::drop_of(2.5, 0.1), 3);
+        assert_eq!(Decay::drop_of(0.0, 0.0), 0);
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct RawWorld {
     #[serde(default)]
     pub conversation_cooldown_minutes: Option<Spanned<i64>>,
     #[serde(default)]
+    pub needs: Option<RawWorldNeeds>,
+    #[serde(default)]
     pub locations: Option<SpannedList>,
     #[serde(default)]
     pub events: Vec<RawEvent>,
@@ -78,6 +80,32 @@ pub(crate) struct RawNeeds {
     pub health: Option<Spanned<i64>>,
     #[serde(default)]
     pub energy: Option<Spanned<i64>>,
+}
+
+/// `[needs]` at the top level: how the needs behave in this world.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWorldNeeds {
+    #[serde(default)]
+    pub decay: Option<RawDecay>,
+}
+
+/// `[needs.decay]`: the expected drop of each need per `per` (`"5 hours"` or `"hour"`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDecay {
+    #[serde(default)]
+    pub per: Option<Spanned<String>>,
+    #[serde(default)]
+    pub fullness: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub social: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub fun: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub health: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub energy: Option<Spanned<f64>>,
 }
 
 /// `[agents.relationships."Other"]`.

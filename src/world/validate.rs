@@ -194,6 +194,7 @@ pub(crate) fn check(raw: RawWorld, text: &str) -> Result<World, Vec<Problem>> {
         None => Some(120),
     };
 
+    let decay = check_decay(&mut c, &raw);
     let locations = check_locations(&mut c, &raw);
     let events = check_events(&mut c, &raw, start_date, days);
     let agents = super::validate_agents::check_agents(&mut c, &raw.agents, &locations);
@@ -212,6 +213,7 @@ pub(crate) fn check(raw: RawWorld, text: &str) -> Result<World, Vec<Problem>> {
                 day_end,
                 step_minutes: step,
                 conversation_cooldown_minutes: cool,
+                decay,
                 locations,
                 events,
                 agents,
@@ -225,6 +227,53 @@ pub(crate) fn check(raw: RawWorld, text: &str) -> Result<World, Vec<Problem>> {
             message: "invalid world".to_string(),
         }]),
     }
+}
+
+/// Most a need may drop per hour.
+const MAX_DECAY_PER_HOUR: f64 = 60.0;
+
+/// `[needs.decay]`: the paper's rates for the needs it does not name.
+fn check_decay(c: &mut Checker, raw: &RawWorld) -> crate::world::Decay {
+    use crate::world::{Decay, Need};
+    let mut decay = Decay::default();
+    let Some(d) = raw.needs.as_ref().and_then(|n| n.decay.as_ref()) else {
+        return decay;
+    };
+    let hours = match &d.per {
+        None => 5.0,
+        Some(p) => match p.get_ref().trim() {
+            "5 hours" | "5h" => 5.0,
+            "hour" | "1 hour" | "1h" => 1.0,
+            other => {
+                c.at(
+                    p.span(),
+                    "needs.decay.per",
+                    format!("{other:?}: expected \"5 hours\" or \"hour\""),
+                );
+                5.0
+            }
+        },
+    };
+    let given = [&d.fullness, &d.social, &d.fun, &d.health, &d.energy];
+    for (i, (need, v)) in Need::ALL.iter().zip(given).enumerate() {
+        let Some(v) = v else { continue };
+        let rate = *v.get_ref() / hours;
+        if !rate.is_finite() || !(0.0..=MAX_DECAY_PER_HOUR).contains(&rate) {
+            c.at(
+                v.span(),
+                format!("needs.decay.{}", need.as_str()),
+                format!(
+                    "{}: a drop per {} must be a number from 0 to {} per hour",
+                    v.get_ref(),
+                    if hours == 1.0 { "hour" } else { "5 hours" },
+                    MAX_DECAY_PER_HOUR
+                ),
+            );
+            continue;
+        }
+        decay.per_hour[i] = rate;
+    }
+    decay
 }
 
 fn check_locations(c: &mut Checker, raw: &RawWorld) -> LocationTree {

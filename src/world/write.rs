@@ -42,6 +42,12 @@ impl World {
             .map(|l| display_path(l))
             .collect();
         list(&mut o, "locations", &leaves);
+        if self.decay != crate::world::needs::Decay::default() {
+            let _ = writeln!(o, "\n[needs.decay]\nper = \"hour\"");
+            for (n, r) in crate::world::Need::ALL.iter().zip(self.decay.per_hour) {
+                let _ = writeln!(o, "{} = {r:?}", n.as_str());
+            }
+        }
         for ev in &self.events {
             let _ = writeln!(o, "\n[[events]]");
             let _ = writeln!(o, "date = \"{}\"", ev.date.format("%Y-%m-%d"));

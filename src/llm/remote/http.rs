@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::llm::error::ENGINE_STOPPED;
+
 /// Why a call failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallError {
@@ -173,6 +175,14 @@ impl Http {
                         },
                         Err(e) => last = format!("answer is not JSON ({e}): {}", excerpt(&text)),
                     },
+                    503 if error_type(&text).as_deref() == Some(ENGINE_STOPPED) => {
+                        let msg = format!(
+                            "the model server at {} cannot answer any more: {}; restart it, then continue with `humanoid resume RUN_DIR`",
+                            self.base,
+                            error_message(&text)
+                        );
+                        return Err(self.trip(msg));
+                    }
                     408 | 429 | 500..=599 => {
                         last = format!("HTTP {status}: {}", error_message(&text));
                     }
@@ -251,6 +261,15 @@ fn excerpt(text: &str) -> String {
 }
 
 /// The `error.message` of an OpenAI-style error body, else an excerpt of the body.
+/// The OpenAI-style `error.type` of an answer, if it has one.
+fn error_type(text: &str) -> Option<String> {
+    serde_json::from_str::<Value>(text)
+        .ok()?
+        .pointer("/error/type")?
+        .as_str()
+        .map(str::to_string)
+}
+
 fn error_message(text: &str) -> String {
     serde_json::from_str::<Value>(text)
         .ok()
@@ -282,6 +301,55 @@ mod tests {
             "too long"
         );
         assert_eq!(error_message("plain"), "plain");
+    }
+
+    /// A server that answers every request with `status` and `body`, counting requests.
+    fn canned_server(
+        status: &'static str,
+        body: &'static str,
+    ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        std::thread::spawn(move || {
+            for mut c in l.incoming().take(8).flatten() {
+                seen.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 8192];
+                let _ = c.read(&mut buf);
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (port, count)
+    }
+
+    #[test]
+    fn an_engine_stopped_503_is_fatal_at_once() {
+        let (port, count) = canned_server(
+            "503 Service Unavailable",
+            r#"{"error":{"message":"the engine stopped: the engine panicked: boom","type":"engine_stopped"}}"#,
+        );
+        let http = Http::new(&format!("http://127.0.0.1:{port}/v1"), None, Duration::from_secs(5), 4)
+            .with_backoff(Duration::from_millis(10));
+        let e = http
+            .post("/v1/choose", &serde_json::json!({}), |_| Ok(()))
+            .unwrap_err();
+        let CallError::Fatal(msg) = e else {
+            panic!("not fatal: {e}")
+        };
+        assert!(msg.contains("boom") && msg.contains("resume"), "{msg}");
+        assert_eq!(count.load(Ordering::SeqCst), 1, "no retries");
+        // Any other 503 is a transient failure: retried.
+        let (port, count) = canned_server("503 Service Unavailable", r#"{"error":{"message":"busy"}}"#);
+        let http = Http::new(&format!("http://127.0.0.1:{port}/v1"), None, Duration::from_secs(5), 2)
+            .with_backoff(Duration::from_millis(10));
+        assert!(http.post("/v1/choose", &serde_json::json!({}), |_| Ok(())).is_err());
+        assert_eq!(count.load(Ordering::SeqCst), 3, "retried twice");
     }
 
     #[test]

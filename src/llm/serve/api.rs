@@ -77,6 +77,13 @@ pub struct CompletionBody {
 
 /// Most alternatives per token a client may ask for.
 pub const MAX_TOP_LOGPROBS: i64 = 20;
+/// Most prompts in one completions request.
+pub const MAX_PROMPTS: usize = 64;
+/// Most options of one `/v1/choose` request.
+pub const MAX_OPTIONS: usize = 256;
+/// Most stop strings of one request, and the longest one in bytes.
+pub const MAX_STOPS: usize = 16;
+pub const MAX_STOP_BYTES: usize = 256;
 
 /// Parses a JSON body into `T`, the error a readable message.
 pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
@@ -85,11 +92,12 @@ pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
 
 impl Params {
     /// A generate request for `prompt` from these fields (`default_max` when none is given;
-    /// `seed` when the client gives none).
+    /// `seed` when the client gives none); `max_tokens` may not exceed `context`.
     pub fn generate(
         &self,
         prompt: crate::llm::Prompt,
         default_max: usize,
+        context: usize,
         seed: u64,
     ) -> Result<GenerateRequest, String> {
         if let Some(n) = self.n.filter(|&n| n != 1) {
@@ -97,8 +105,12 @@ impl Params {
         }
         let max = match self.max_completion_tokens.or(self.max_tokens) {
             None => default_max,
-            Some(m) if (0..=1 << 20).contains(&m) => m as usize,
-            Some(m) => return Err(format!("max_tokens = {m}: must be 0 or more")),
+            Some(m) if (0..=context as i64).contains(&m) => m as usize,
+            Some(m) => {
+                return Err(format!(
+                    "max_tokens = {m}: must be 0 to the context of {context} tokens"
+                ))
+            }
         };
         let t = self.temperature.unwrap_or(1.0);
         if !(0.0..=100.0).contains(&t) {
@@ -130,6 +142,18 @@ impl Params {
             Some(Stop::Many(v)) => v.clone(),
         };
         g.stop.retain(|s| !s.is_empty());
+        if g.stop.len() > MAX_STOPS {
+            return Err(format!(
+                "stop has {} strings: at most {MAX_STOPS}",
+                g.stop.len()
+            ));
+        }
+        if let Some(long) = g.stop.iter().find(|s| s.len() > MAX_STOP_BYTES) {
+            return Err(format!(
+                "a stop string of {} bytes: at most {MAX_STOP_BYTES}",
+                long.len()
+            ));
+        }
         Ok(g)
     }
 
@@ -165,6 +189,12 @@ impl ChooseBody {
     pub fn request(&self, vocab: usize) -> Result<ChooseRequest, String> {
         if self.options.is_empty() {
             return Err("options is empty".into());
+        }
+        if self.options.len() > MAX_OPTIONS {
+            return Err(format!(
+                "options has {} entries: at most {MAX_OPTIONS}",
+                self.options.len()
+            ));
         }
         let prompt = match (&self.prompt, self.messages.is_empty()) {
             (None, false) => Prompt::Chat(messages(&self.messages)?),
@@ -234,6 +264,10 @@ pub fn prompts(v: &Value, vocab: usize) -> Result<Vec<PromptIn>, String> {
         Value::String(s) => Ok(vec![PromptIn::Text(s.clone())]),
         Value::Array(a) if a.is_empty() => Err("prompt is empty".into()),
         Value::Array(a) if a.iter().all(Value::is_number) => Ok(vec![PromptIn::Tokens(ids(a)?)]),
+        Value::Array(a) if a.len() > MAX_PROMPTS => Err(format!(
+            "prompt is a list of {} prompts: at most {MAX_PROMPTS} a request",
+            a.len()
+        )),
         Value::Array(a) => a
             .iter()
             .map(|p| match p {
@@ -282,20 +316,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn request_sizes_are_limited() {
+        let gen = |body: &str| {
+            serde_json::from_str::<Params>(body)
+                .unwrap()
+                .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
+        };
+        let e = gen(r#"{"max_tokens": 4097}"#).unwrap_err();
+        assert!(e.contains("max_tokens = 4097") && e.contains("4096"), "{e}");
+        assert_eq!(gen(r#"{"max_tokens": 4096}"#).unwrap().max_tokens, 4096);
+        let many: Vec<String> = (0..=MAX_STOPS).map(|i| format!("s{i}")).collect();
+        let e = gen(&serde_json::json!({ "stop": many }).to_string()).unwrap_err();
+        assert!(e.contains("stop has 17 strings"), "{e}");
+        let long = "x".repeat(MAX_STOP_BYTES + 1);
+        let e = gen(&serde_json::json!({ "stop": long }).to_string()).unwrap_err();
+        assert!(e.contains("257 bytes"), "{e}");
+        let options: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
+        let b: ChooseBody =
+            serde_json::from_value(serde_json::json!({"prompt": "x", "options": options}))
+                .unwrap();
+        let e = b.request(100).unwrap_err();
+        assert!(e.contains("at most 256"), "{e}");
+        let list: Vec<&str> = vec!["a"; MAX_PROMPTS + 1];
+        let e = prompts(&serde_json::json!(list), 100).err().unwrap();
+        assert!(e.contains("65 prompts"), "{e}");
+    }
+
+    #[test]
     fn sampling_fields_are_checked() {
         let p: Params = serde_json::from_str(r#"{"temperature": -1}"#).unwrap();
         let e = p
-            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
             .unwrap_err();
         assert!(e.contains("temperature"), "{e}");
         let p: Params = serde_json::from_str(r#"{"n": 2}"#).unwrap();
         assert!(p
-            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
             .is_err());
         let p: Params =
             serde_json::from_str(r#"{"temperature": 0, "seed": 7, "stop": "\n"}"#).unwrap();
         let g = p
-            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
             .unwrap();
         assert_eq!(
             (g.seed, g.stop.clone(), g.max_tokens),
@@ -304,7 +365,7 @@ mod tests {
         // A u64 seed travels as the i64 with the same bits.
         let p: Params = serde_json::from_str(r#"{"seed": -1}"#).unwrap();
         let g = p
-            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
             .unwrap();
         assert_eq!(g.seed, u64::MAX);
         assert!(parse::<ChatBody>(b"{")
@@ -314,7 +375,7 @@ mod tests {
             serde_json::from_str(r#"{"humanoid_constraint": {"kind": "emoji", "count": 65}}"#)
                 .unwrap();
         let mut g = p
-            .generate(crate::llm::Prompt::Text("x".into()), 4, 0)
+            .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
             .unwrap();
         let table = TokenTable::from_parts(Vec::new(), &[]);
         let e = p.apply_constraint(&mut g, &table).unwrap_err();

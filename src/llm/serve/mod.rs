@@ -12,7 +12,7 @@ pub mod api;
 pub mod batcher;
 pub mod score;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ use self::batcher::{Batcher, Done, Work};
 use self::score::Scored;
 use crate::llm::constrain::TokenTable;
 use crate::llm::engine::Engine;
-use crate::llm::error::LlmError;
+use crate::llm::error::{LlmError, ENGINE_STOPPED};
 use crate::llm::request::{FinishReason, Generation, Prompt, Request, Response};
 use crate::llm::sampler::Sampler;
 use crate::llm::template::ChatTemplate;
@@ -44,6 +44,26 @@ pub struct ServeOptions {
     pub window: Duration,
     /// Most requests in one engine batch.
     pub max_batch: usize,
+    /// Most requests being answered at once; more get HTTP 429.
+    pub max_inflight: usize,
+    /// Longest a request waits for the engine; then HTTP 504.
+    pub request_timeout: Duration,
+    /// Largest request body, in bytes; larger ones get HTTP 413.
+    pub max_body_bytes: usize,
+}
+
+impl ServeOptions {
+    /// The defaults of `serve-llm` for a model known by `names`.
+    pub fn new(names: Vec<String>) -> Self {
+        Self {
+            names,
+            window: Duration::from_millis(5),
+            max_batch: 256,
+            max_inflight: 512,
+            request_timeout: Duration::from_secs(600),
+            max_body_bytes: 2 << 20,
+        }
+    }
 }
 
 struct AppState {
@@ -56,6 +76,55 @@ struct AppState {
     budget: usize,
     created: u64,
     counter: AtomicU64,
+    inflight: AtomicUsize,
+    max_inflight: usize,
+    request_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+/// Counts a request in flight until dropped.
+struct Inflight<'a>(&'a AtomicUsize);
+
+impl Drop for Inflight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl AppState {
+    /// Admits a request (or answers 429 when `max_inflight` are being answered) and reads
+    /// its body (or answers 413 past `max_body_bytes`), with JSON errors as everywhere.
+    async fn admit(&self, body: axum::body::Body) -> Result<(Inflight<'_>, Bytes), Reply> {
+        let n = self.inflight.fetch_add(1, Ordering::SeqCst);
+        let guard = Inflight(&self.inflight);
+        if n >= self.max_inflight {
+            return Err((
+                StatusCode::TOO_MANY_REQUESTS,
+                Json(error_body(
+                    &format!(
+                        "{} requests are being answered (at most {}): retry later",
+                        n, self.max_inflight
+                    ),
+                    "rate_limit_error",
+                )),
+            ));
+        }
+        let bytes = axum::body::to_bytes(body, self.max_body_bytes)
+            .await
+            .map_err(|e| {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Json(error_body(
+                        &format!(
+                            "the request body could not be read within {} bytes: {e}",
+                            self.max_body_bytes
+                        ),
+                        "invalid_request_error",
+                    )),
+                )
+            })?;
+        Ok((guard, bytes))
+    }
 }
 
 type Reply = (StatusCode, Json<Value>);
@@ -69,6 +138,10 @@ fn bad(msg: impl Into<String>) -> Reply {
 
 fn from_llm(e: LlmError) -> Reply {
     match e {
+        LlmError::EngineStopped(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(error_body(&e.to_string(), ENGINE_STOPPED)),
+        ),
         LlmError::OverBudget { .. }
         | LlmError::InvalidRequest(_)
         | LlmError::Tokenizer(_)
@@ -103,6 +176,10 @@ pub fn router(engine: Engine, opts: ServeOptions) -> Router {
         budget,
         created,
         counter: AtomicU64::new(0),
+        inflight: AtomicUsize::new(0),
+        max_inflight: opts.max_inflight.max(1),
+        request_timeout: opts.request_timeout,
+        max_body_bytes: opts.max_body_bytes,
     });
     Router::new()
         .route("/v1/models", get(models))
@@ -118,6 +195,7 @@ pub fn router(engine: Engine, opts: ServeOptions) -> Router {
                 )),
             )
         })
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
 }
 
@@ -150,11 +228,20 @@ impl AppState {
 
     async fn ask(&self, work: Work) -> Result<Done, Reply> {
         let rx = self.batcher.submit(work);
-        tokio::task::spawn_blocking(move || rx.recv())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .ok_or_else(|| from_llm(LlmError::InvalidRequest("the engine stopped".into())))
+        match tokio::time::timeout(self.request_timeout, rx).await {
+            Ok(Ok(done)) => Ok(done),
+            Ok(Err(_)) => Err(from_llm(self.batcher.stopped_error())),
+            Err(_) => Err((
+                StatusCode::GATEWAY_TIMEOUT,
+                Json(error_body(
+                    &format!(
+                        "the engine did not answer within {} s",
+                        self.request_timeout.as_secs()
+                    ),
+                    "timeout",
+                )),
+            )),
+        }
     }
 
     async fn generate(&self, g: crate::llm::GenerateRequest) -> Result<Generation, Reply> {
@@ -174,7 +261,11 @@ impl AppState {
     }
 }
 
-async fn choose(State(s): State<Arc<AppState>>, body: Bytes) -> HttpResponse {
+async fn choose(State(s): State<Arc<AppState>>, body: axum::body::Body) -> HttpResponse {
+    let (_inflight, body) = match s.admit(body).await {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
     match choose_inner(&s, &body).await {
         Ok(v) => Json(v).into_response(),
         Err(e) => e.into_response(),
@@ -211,7 +302,11 @@ fn json_reply(v: Value, stream: bool) -> HttpResponse {
     ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response()
 }
 
-async fn chat(State(s): State<Arc<AppState>>, body: Bytes) -> HttpResponse {
+async fn chat(State(s): State<Arc<AppState>>, body: axum::body::Body) -> HttpResponse {
+    let (_inflight, body) = match s.admit(body).await {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
     match chat_inner(&s, &body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
@@ -225,7 +320,7 @@ async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
     let id = s.next_id();
     let mut g = b
         .params
-        .generate(Prompt::Chat(msgs.clone()), s.budget, id)
+        .generate(Prompt::Chat(msgs.clone()), s.budget, s.budget, id)
         .map_err(bad)?;
     b.params.apply_constraint(&mut g, &s.table).map_err(bad)?;
     let top = b.top_logprobs.unwrap_or(0);
@@ -269,7 +364,11 @@ async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
     Ok(json_reply(v, b.params.stream))
 }
 
-async fn completions(State(s): State<Arc<AppState>>, body: Bytes) -> HttpResponse {
+async fn completions(State(s): State<Arc<AppState>>, body: axum::body::Body) -> HttpResponse {
+    let (_inflight, body) = match s.admit(body).await {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
     match completions_inner(&s, &body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
@@ -297,7 +396,7 @@ async fn one_completion(
     let s = &*s;
     let mut g = b
         .params
-        .generate(Prompt::Tokens(ids.clone()), 16, seed)
+        .generate(Prompt::Tokens(ids.clone()), 16, s.budget, seed)
         .map_err(bad)?;
     if b.params.humanoid_constraint.is_some() && b.logprobs.is_some() {
         return Err(bad("humanoid_constraint cannot be combined with logprobs"));

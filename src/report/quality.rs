@@ -1,0 +1,335 @@
+//! `humanoid check --quality DIR`: whether a run's days make sense, beyond being well-formed.
+//!
+//! Read from the state files (the agents' day plans, activities, places and conversations):
+//! - **distinct plan lines**: the share of a day plan's activities that are not repeats of an
+//!   earlier line of the same plan (a plan of six "EDIE: Sunny day" lines scores low);
+//! - **in the world's script**: the share of activities written in the script of the world's
+//!   own example days (Latin for an English world; "行停！" in one fails);
+//! - **not an action**: activities that name an agent, are empty, or repeat the planning
+//!   instructions ("break into activities of 15 minutes");
+//! - **sleep outside the night**: steps between 08:00 and 20:00 whose activity is sleeping or
+//!   going to bed (a nap is fine);
+//! - **place fits the activity** (with an embedder): the agent's place is among the third of
+//!   the world's places most similar to the activity (cosine of sentence embeddings);
+//! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)").
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::state::StateFile;
+use crate::memory::TextEmbedder;
+use crate::world::{clock, display_path, World};
+
+/// Words of the planning prompts that, in an activity, mean the model copied the prompt.
+const PROMPT_WORDS: [&str; 6] = [
+    "15 minutes",
+    "activity per line",
+    "hh:mm",
+    "plan for today",
+    "one concrete activity",
+    "rewrite this plan",
+];
+
+/// Counts behind one share.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Share {
+    pub good: usize,
+    pub total: usize,
+    /// `good / total` (1 when there is nothing to count).
+    pub share: f64,
+    /// A few of the bad cases, for the reader.
+    pub examples: Vec<String>,
+}
+
+impl Share {
+    fn add(&mut self, good: bool, example: impl FnOnce() -> String) {
+        self.total += 1;
+        if good {
+            self.good += 1;
+        } else if self.examples.len() < 5 {
+            self.examples.push(example());
+        }
+    }
+
+    fn done(mut self) -> Self {
+        self.share = if self.total == 0 {
+            1.0
+        } else {
+            self.good as f64 / self.total as f64
+        };
+        self
+    }
+}
+
+/// The whole quality report: every share counts the good cases (1.0 is clean).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QualityReport {
+    /// Day-plan lines that are not a repeat within their plan.
+    pub distinct_plan_lines: Share,
+    /// Activities (one per agent-step) in the world's script.
+    pub activities_in_script: Share,
+    /// Activities that are actions (not a name, not empty, not a copy of the prompt).
+    pub activities_are_actions: Share,
+    /// Agent-steps in the day (08:00 to 20:00) that are not sleep.
+    pub no_sleep_in_the_day: Share,
+    /// Agent-steps whose place is among the third of places most like the activity (only
+    /// with an embedder).
+    pub place_fits_activity: Option<Share>,
+    /// Utterances without speaker labels or stage directions.
+    pub clean_utterances: Share,
+}
+
+/// The script a character belongs to, for the letters that matter here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Script {
+    Latin,
+    Han,
+    Hangul,
+    Kana,
+    Cyrillic,
+    Other,
+}
+
+fn script_of(c: char) -> Option<Script> {
+    if !c.is_alphabetic() {
+        return None;
+    }
+    Some(match c as u32 {
+        0x41..=0x24F | 0x1E00..=0x1EFF => Script::Latin,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => Script::Han,
+        0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F => Script::Hangul,
+        0x3040..=0x30FF => Script::Kana,
+        0x400..=0x4FF => Script::Cyrillic,
+        _ => Script::Other,
+    })
+}
+
+/// The most common script of the letters of `texts`.
+fn main_script<'a>(texts: impl Iterator<Item = &'a str>) -> Script {
+    let mut counts = std::collections::BTreeMap::new();
+    for c in texts.flat_map(str::chars).filter_map(script_of) {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(_, n)| n)
+        .map_or(Script::Latin, |(s, _)| s)
+}
+
+/// Whether at least 90% of `text`'s letters are in `script` (text without letters passes).
+fn in_script(text: &str, script: Script) -> bool {
+    let letters: Vec<Script> = text.chars().filter_map(script_of).collect();
+    letters.is_empty() || letters.iter().filter(|&&s| s == script).count() * 10 >= letters.len() * 9
+}
+
+/// Whether an activity is sleeping or going to bed (not a nap).
+pub fn is_sleep(activity: &str) -> bool {
+    let a = activity.to_lowercase();
+    !a.contains("nap")
+        && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
+            .iter()
+            .any(|w| a.contains(w))
+}
+
+/// Whether an utterance carries a speaker label ("John Lin: ...", "Eddy:") or a stage
+/// direction (`*smiles*`, `(laughs)`, `[pause]`).
+pub fn has_label_or_direction(text: &str, names: &[String]) -> bool {
+    let t = text.trim();
+    let labelled = names.iter().any(|n| {
+        let first = n.split_whitespace().next().unwrap_or(n);
+        [n.as_str(), first]
+            .iter()
+            .any(|p| t.strip_prefix(p).is_some_and(|r| r.trim_start().starts_with(':')))
+    });
+    let direction = |open: char, close: char| {
+        t.find(open)
+            .is_some_and(|i| t[i + open.len_utf8()..].contains(close))
+    };
+    labelled || direction('*', '*') || direction('(', ')') || direction('[', ']')
+}
+
+/// Whether an activity is not an action: empty, an agent's name, or the prompt copied.
+pub fn not_an_action(activity: &str, names: &[String]) -> bool {
+    let a = activity.trim().trim_end_matches(['.', '!']).to_lowercase();
+    a.is_empty()
+        || names.iter().any(|n| {
+            let n = n.to_lowercase();
+            a == n || a == n.split_whitespace().next().unwrap_or("") || a.starts_with(&format!("{n}:"))
+        })
+        || PROMPT_WORDS.iter().any(|w| a.contains(w))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// The report over `states` (a run's state files in step order) of `world`. With an
+/// embedder, places are judged too; an embedding failure leaves that share out (logged).
+pub fn quality(
+    world: &World,
+    states: &[StateFile],
+    embedder: Option<&mut dyn TextEmbedder>,
+) -> QualityReport {
+    let names: Vec<String> = world.agents.iter().map(|a| a.name.clone()).collect();
+    let script = main_script(
+        world
+            .agents
+            .iter()
+            .flat_map(|a| a.example_day_plan.iter().map(String::as_str)),
+    );
+    let mut r = QualityReport::default();
+    // Each distinct day plan once per agent.
+    let mut plans_seen: BTreeSet<(String, String)> = BTreeSet::new();
+    for st in states {
+        let minutes = clock::parse_time(&st.time);
+        for a in &st.agents {
+            if !a.most_recent_day_plan.is_empty()
+                && plans_seen.insert((a.name.clone(), a.most_recent_day_plan.clone()))
+            {
+                let mut seen = BTreeSet::new();
+                for line in a.most_recent_day_plan.lines() {
+                    let act = clock::parse_plan_line(line).map_or(line, |(_, a)| a);
+                    let key = act.trim().to_lowercase();
+                    let fresh = seen.insert(key);
+                    r.distinct_plan_lines
+                        .add(fresh, || format!("{}: {line}", a.name));
+                }
+            }
+            let at = || format!("{} {}: {}", st.time, a.name, a.activity);
+            r.activities_in_script.add(in_script(&a.activity, script), at);
+            r.activities_are_actions
+                .add(!not_an_action(&a.activity, &names), at);
+            if minutes.is_some_and(|m| (8 * 60..20 * 60).contains(&m)) {
+                r.no_sleep_in_the_day.add(!is_sleep(&a.activity), at);
+            }
+        }
+        for convs in st.conversations.values() {
+            for conv in convs {
+                for turn in conv {
+                    r.clean_utterances.add(
+                        !has_label_or_direction(&turn.text, &names),
+                        || format!("{}: {}", turn.name, turn.text),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(e) = embedder {
+        r.place_fits_activity = place_share(world, states, e);
+    }
+    QualityReport {
+        distinct_plan_lines: r.distinct_plan_lines.done(),
+        activities_in_script: r.activities_in_script.done(),
+        activities_are_actions: r.activities_are_actions.done(),
+        no_sleep_in_the_day: r.no_sleep_in_the_day.done(),
+        place_fits_activity: r.place_fits_activity.map(Share::done),
+        clean_utterances: r.clean_utterances.done(),
+    }
+}
+
+/// Whether each agent-step's place is among the third of places most like its activity.
+fn place_share(
+    world: &World,
+    states: &[StateFile],
+    embedder: &mut dyn TextEmbedder,
+) -> Option<Share> {
+    let leaves: Vec<String> = world
+        .locations
+        .leaves()
+        .iter()
+        .map(|l| display_path(l))
+        .collect();
+    let activities: BTreeSet<&str> = states
+        .iter()
+        .flat_map(|s| s.agents.iter().map(|a| a.activity.as_str()))
+        .collect();
+    let activities: Vec<&str> = activities.into_iter().collect();
+    let leaf_refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
+    let embed = |e: &mut dyn TextEmbedder, t: &[&str]| match e.embed(t) {
+        Ok(v) if v.len() == t.len() => Some(v),
+        Ok(_) => {
+            tracing::warn!("the embedder returned the wrong number of vectors: place share left out");
+            None
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "embedding failed: place share left out");
+            None
+        }
+    };
+    let place_vecs = embed(embedder, &leaf_refs)?;
+    let act_vecs = embed(embedder, &activities)?;
+    let keep = leaves.len().div_ceil(3).max(1);
+    let mut share = Share::default();
+    for st in states {
+        for a in &st.agents {
+            let Some(ai) = activities.iter().position(|x| *x == a.activity) else {
+                continue;
+            };
+            let here = display_path(&a.location);
+            let Some(pi) = leaves.iter().position(|l| *l == here) else {
+                continue;
+            };
+            let sims: Vec<f32> = place_vecs.iter().map(|p| cosine(&act_vecs[ai], p)).collect();
+            let better = sims.iter().filter(|&&s| s > sims[pi]).count();
+            share.add(better < keep, || {
+                format!("{} {}: {} at {here}", st.time, a.name, a.activity)
+            });
+        }
+    }
+    Some(share)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        vec!["John Lin".into(), "Eddy Lin".into()]
+    }
+
+    #[test]
+    fn scripts_are_told_apart() {
+        assert!(in_script("eat breakfast with the family", Script::Latin));
+        assert!(in_script("café au lait", Script::Latin));
+        assert!(!in_script("行停！", Script::Latin));
+        assert!(in_script("아침을 먹다", Script::Hangul));
+        assert_eq!(main_script(["吃早饭", "去学校 school"].into_iter()), Script::Han);
+    }
+
+    #[test]
+    fn sleep_and_naps() {
+        assert!(is_sleep("Go to bed."));
+        assert!(is_sleep("sleep in his bedroom"));
+        assert!(!is_sleep("take a nap on the sofa"));
+        assert!(!is_sleep("make the bed"));
+    }
+
+    #[test]
+    fn labels_and_stage_directions_are_found() {
+        let n = names();
+        assert!(has_label_or_direction("John Lin: Good morning!", &n));
+        assert!(has_label_or_direction("Eddy: hi dad", &n));
+        assert!(has_label_or_direction("*smiles* Hello there.", &n));
+        assert!(has_label_or_direction("Well (laughs) maybe.", &n));
+        assert!(!has_label_or_direction("Good morning, Eddy! Did you sleep well?", &n));
+        assert!(!has_label_or_direction("Dad: it's 3:00 pm already?", &["Mei".into()]));
+    }
+
+    #[test]
+    fn non_actions_are_found() {
+        let n = names();
+        assert!(not_an_action("EDIE", &["Edie".into()]));
+        assert!(not_an_action("John Lin", &n));
+        assert!(not_an_action("break into activities of 15 minutes", &n));
+        assert!(not_an_action("  ", &n));
+        assert!(!not_an_action("serve customers at the counter", &n));
+    }
+}
