@@ -7,7 +7,10 @@ use crate::util;
 fn humanoid(args: &[&str]) -> std::process::Output {
     util::ensure_models();
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .args(args)
         .env("HUMANOID_MODELS", util::models_dir())
         .output()
@@ -115,7 +118,10 @@ fn world_generate_writes_a_valid_town_and_refuses_to_overwrite() {
     let bin = env!("CARGO_BIN_EXE_humanoid");
     let gen = |agents: &str| {
         std::process::Command::new(bin)
-            .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+            .env(
+                humanoid::model_store::CHAT_MODEL_ENV,
+                crate::util::FAST_CHAT_MODEL,
+            )
             .args(["world", "generate", "--agents", agents, "--seed", "4", "-o"])
             .arg(&out)
             .output()
@@ -126,7 +132,10 @@ fn world_generate_writes_a_valid_town_and_refuses_to_overwrite() {
     let world = humanoid::world::World::load(&out).unwrap();
     assert_eq!(world.agents.len(), 30);
     let v = std::process::Command::new(bin)
-            .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .arg("validate")
         .arg(&out)
         .output()

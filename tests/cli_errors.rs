@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 fn humanoid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("RUST_LOG")
@@ -259,7 +262,10 @@ fn folders_that_are_not_runs_are_clear_errors() {
     assert!(!s.path("report.html.tmp").exists());
     // serve fails before it listens (a server would never exit: wait at most 60 s).
     let mut child = Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .args(["serve", &missing, "--port", "0"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())

@@ -326,7 +326,10 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
         assert!(r["model"].as_str().unwrap().contains("SmolLM2"), "{r}");
         let judgements = r["judgements"].as_array().unwrap();
         assert_eq!(judgements.len(), 12);
-        for (k, need) in ["fullness", "social", "fun", "health", "energy"].iter().enumerate() {
+        for (k, need) in ["fullness", "social", "fun", "health", "energy"]
+            .iter()
+            .enumerate()
+        {
             let d = &r["dimensions"][need];
             let said: Vec<bool> = judgements
                 .iter()
@@ -336,11 +339,17 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
             let right = said.iter().zip(&truth).filter(|(a, b)| a == b).count();
             let yes = truth.iter().filter(|&&t| t).count();
             let close = |key: &str, v: f64| {
-                assert!((d[key].as_f64().unwrap() - v).abs() < 1e-9, "{need} {key}: {d}")
+                assert!(
+                    (d[key].as_f64().unwrap() - v).abs() < 1e-9,
+                    "{need} {key}: {d}"
+                )
             };
             close("micro_f1", right as f64 / 12.0);
             close("labelled_yes", yes as f64 / 12.0);
-            close("predicted_yes", said.iter().filter(|&&s| s).count() as f64 / 12.0);
+            close(
+                "predicted_yes",
+                said.iter().filter(|&&s| s).count() as f64 / 12.0,
+            );
             close("constant_micro_f1", yes.max(12 - yes) as f64 / 12.0);
         }
         let e = &r["dimensions"]["emotion"];
@@ -348,7 +357,12 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
             .as_object()
             .unwrap()
             .values()
-            .flat_map(|row| row.as_object().unwrap().values().map(|n| n.as_u64().unwrap()))
+            .flat_map(|row| {
+                row.as_object()
+                    .unwrap()
+                    .values()
+                    .map(|n| n.as_u64().unwrap())
+            })
             .sum();
         assert_eq!(confusion_total, 12);
     }
@@ -364,5 +378,8 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
     let out = humanoid(&["eval", "judge", bare.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bare.csv") && err.contains("line 3, column 2"), "{err}");
+    assert!(
+        err.contains("bare.csv") && err.contains("line 3, column 2"),
+        "{err}"
+    );
 }

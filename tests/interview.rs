@@ -25,7 +25,10 @@ fn bin() -> Command {
     util::ensure_model("smollm2-135m");
     util::ensure_model("minilm-l6-v2");
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
-    c.env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL);
+    c.env(
+        humanoid::model_store::CHAT_MODEL_ENV,
+        crate::util::FAST_CHAT_MODEL,
+    );
     c.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("HUMANOID_MODELS", util::models_dir())
         .env_remove("RUST_LOG")

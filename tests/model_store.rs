@@ -60,7 +60,11 @@ fn shipped_manifests_parse() {
         ]
     );
     let qwen = find_manifest(&models_dir(), "qwen2.5-coder-1.5b").expect("qwen manifest");
-    assert_eq!(qwen.files[0].pip.len(), 22, "qwen2.5-coder ships as 22 chunks");
+    assert_eq!(
+        qwen.files[0].pip.len(),
+        22,
+        "qwen2.5-coder ships as 22 chunks"
+    );
     assert_eq!(qwen.license.as_deref(), Some("Apache-2.0"));
     let gemma = find_manifest(&models_dir(), "gemma3-270m").expect("gemma manifest");
     assert_eq!(gemma.files[0].pip.len(), 4, "gemma3 ships as four chunks");

@@ -61,7 +61,10 @@ fn qwen2_loads_with_its_architecture() {
     assert_eq!(cfg.arch, humanoid::llm::config::Arch::Qwen2);
     assert!(cfg.rope_neox && cfg.qkv_bias);
     assert_eq!(cfg.rope_base, 1_000_000.0);
-    assert_eq!((cfg.n_layers, cfg.hidden, cfg.n_heads, cfg.n_kv_heads), (28, 1536, 12, 2));
+    assert_eq!(
+        (cfg.n_layers, cfg.hidden, cfg.n_heads, cfg.n_kv_heads),
+        (28, 1536, 12, 2)
+    );
     let tok = Tokenizer::from_gguf(&g).expect("tokenizer");
     assert_eq!(tok.token_str(tok.eos_id().unwrap()), Some("<|im_end|>"));
     assert!(!tok.add_bos());
@@ -73,7 +76,11 @@ fn qwen2_tokenizer_matches_llamacpp() {
     let tok = Tokenizer::from_gguf(&g).expect("tokenizer");
     for case in reference()["tokenize"].as_array().unwrap() {
         let text = case["text"].as_str().unwrap();
-        assert_eq!(tok.encode(text, true).unwrap(), ids(&case["ids"]), "{text:?}");
+        assert_eq!(
+            tok.encode(text, true).unwrap(),
+            ids(&case["ids"]),
+            "{text:?}"
+        );
     }
 }
 
@@ -93,7 +100,10 @@ fn qwen2_logits_match_llamacpp() {
             assert_eq!(argmax(&logits), first, "argmax of {:?}", case["prompt"]);
         }
         for t in top {
-            let (id, l) = (t[0].as_u64().unwrap() as usize, t[1].as_f64().unwrap() as f32);
+            let (id, l) = (
+                t[0].as_u64().unwrap() as usize,
+                t[1].as_f64().unwrap() as f32,
+            );
             worst = worst.max((logits[id] - l).abs());
         }
     }
@@ -122,7 +132,11 @@ fn qwen2_greedy_text_matches_llamacpp() {
             .iter()
             .map(|m| m.as_f64().unwrap() as f32)
             .collect();
-        let tokens: Vec<u32> = prompt.iter().chain(&want[..want.len() - 1]).copied().collect();
+        let tokens: Vec<u32> = prompt
+            .iter()
+            .chain(&want[..want.len() - 1])
+            .copied()
+            .collect();
         let mut cache = model.new_cache(tokens.len());
         let mut seqs = [SeqInput {
             cache: &mut cache,
@@ -176,7 +190,10 @@ fn qwen2_tensor_path_matches_the_kernels() {
         .fold(0f32, f32::max);
     eprintln!("qwen2 tensor path vs kernels (Q8): largest |logit difference| {worst:.3}");
     // F32 weights (tensor path) against Q8_0 (kernels): 0.24 measured (2026-12-01).
-    assert!(worst < 0.5, "tensor path differs from the kernels by {worst}");
+    assert!(
+        worst < 0.5,
+        "tensor path differs from the kernels by {worst}"
+    );
 }
 
 /// The main job on the 1.5B, shortened: the Lin family's first two steps (day plans, hourly
@@ -206,7 +223,10 @@ fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
     assert!(
-        config["model"]["path"].as_str().unwrap().contains("qwen2.5-coder"),
+        config["model"]["path"]
+            .as_str()
+            .unwrap()
+            .contains("qwen2.5-coder"),
         "{config}"
     );
 }

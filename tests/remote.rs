@@ -34,8 +34,14 @@ impl Drop for Server {
 
 /// Starts `humanoid serve-llm --port 0` on the default model and reads its address.
 pub fn serve_llm() -> Server {
+    serve_llm_with(&[])
+}
+
+/// [`serve_llm`] with more arguments.
+pub fn serve_llm_with(args: &[&str]) -> Server {
     let mut child = bin()
         .args(["serve-llm", "--port", "0"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -564,4 +570,72 @@ fn serve_llm_chooses_and_bench_sim_runs_through_it() {
         row["seconds_per_sim_hour"].as_f64().unwrap(),
     );
     assert!((per_hour - 4.0 * secs).abs() < 1e-6 * per_hour, "{row}");
+}
+
+/// serve-llm's limits: a body over `--max-body-mib`, `max_tokens` past the context, more
+/// than `--max-inflight` requests at once and a request past `--request-timeout` each get
+/// an OpenAI-style JSON error (413, 400, 429, 504), and the server keeps answering.
+#[test]
+fn serve_llm_limits_are_json_errors() {
+    let server = serve_llm_with(&[
+        "--max-body-mib",
+        "1",
+        "--max-inflight",
+        "1",
+        "--request-timeout",
+        "1",
+    ]);
+    let chat = format!("{}/chat/completions", server.url);
+    let big = json!({"messages": [{"role": "user", "content": "x".repeat(1_500_000)}]});
+    let (status, body) = post(&chat, &big);
+    assert_eq!(status, 413, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("bytes"),
+        "{body}"
+    );
+    let (status, body) = post(
+        &chat,
+        &json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100000}),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_tokens"),
+        "{body}"
+    );
+    // A long generation holds the one slot, then times out; a request meanwhile is refused.
+    // 256 options of about 60 tokens each: many seconds of scoring, whatever the model says.
+    let options: Vec<String> = (0..256)
+        .map(|i| {
+            format!(
+                "option {i}: {}",
+                "a long and winding answer that goes on ".repeat(8)
+            )
+        })
+        .collect();
+    let long_url = format!("{}/choose", server.url);
+    let long = std::thread::spawn(move || {
+        post(
+            &long_url,
+            &json!({"prompt": "Pick one.", "options": options}),
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (status, body) = post(
+        &chat,
+        &json!({"messages": [{"role": "user", "content": "hi"}]}),
+    );
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"]["type"], "rate_limit_error", "{body}");
+    let (status, body) = long.join().unwrap();
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["error"]["type"], "timeout", "{body}");
+    // Still serving.
+    let (status, _) = post(
+        &format!("{}/choose", server.url),
+        &json!({"prompt": "Yes or no?", "options": ["yes", "no"]}),
+    );
+    assert!(status == 200 || status == 504, "{status}");
 }

@@ -15,7 +15,10 @@ use crate::util::ensure_models;
 pub fn bin() -> Command {
     ensure_models();
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
-    c.env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL);
+    c.env(
+        humanoid::model_store::CHAT_MODEL_ENV,
+        crate::util::FAST_CHAT_MODEL,
+    );
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }
@@ -268,7 +271,11 @@ fn check_fails_on_missing_and_extra_steps() {
     };
     let only_config = tmp.path().join("only-config");
     std::fs::create_dir_all(&only_config).unwrap();
-    std::fs::copy(one_day_dir().join("config.json"), only_config.join("config.json")).unwrap();
+    std::fs::copy(
+        one_day_dir().join("config.json"),
+        only_config.join("config.json"),
+    )
+    .unwrap();
     let out = check(&only_config);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{text}");
@@ -289,5 +296,8 @@ fn check_fails_on_missing_and_extra_steps() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("state_2023-01-03_12h00.json"), "{text}");
-    assert!(text.contains("1 state files of no planned step: state_2023-01-03_05h00.json"), "{text}");
+    assert!(
+        text.contains("1 state files of no planned step: state_2023-01-03_05h00.json"),
+        "{text}"
+    );
 }

@@ -51,7 +51,10 @@ pub fn smollm2() -> PathBuf {
 
 /// The believable default chat model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, qwen2).
 pub fn qwen2() -> PathBuf {
-    model_file("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    model_file(
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    )
 }
 
 /// The second architecture (gemma-3-270m Q4_K_M).
@@ -69,7 +72,10 @@ pub fn llamacpp_reference() -> serde_json::Value {
 pub fn humanoid(args: &[&str]) -> Output {
     ensure_models();
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .env("HUMANOID_MODELS", models_dir())

@@ -18,7 +18,10 @@ pub fn bin() -> Command {
     ensure_model("smollm2-135m");
     ensure_model("minilm-l6-v2");
     let mut c = Command::new(env!("CARGO_BIN_EXE_humanoid"));
-    c.env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL);
+    c.env(
+        humanoid::model_store::CHAT_MODEL_ENV,
+        crate::util::FAST_CHAT_MODEL,
+    );
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }
@@ -307,4 +310,40 @@ fn report_is_one_self_contained_file() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no run directory"));
     assert!(!out.path().join("none.html").exists());
+}
+
+/// A `config.json` whose `steps` is absurd (10^12) is reported in the page; the server does
+/// not try to list that many state files and keeps answering.
+#[tokio::test]
+async fn an_absurd_step_count_is_a_problem_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge");
+    std::fs::create_dir(&huge).unwrap();
+    for e in std::fs::read_dir(runs().join("lin")).unwrap().flatten() {
+        std::fs::copy(e.path(), huge.join(e.file_name())).unwrap();
+    }
+    let cfg = std::fs::read_to_string(huge.join("config.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&cfg).unwrap();
+    v["steps"] = serde_json::json!(1_000_000_000_000u64);
+    std::fs::write(huge.join("config.json"), v.to_string()).unwrap();
+    let app = router(RunSource::new(dir.path()));
+    let resp = app
+        .clone()
+        .oneshot(Request::get("/api/runs/huge").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    let d: Value = serde_json::from_slice(&body).unwrap();
+    let problems = d["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["file"] == "config.json"
+            && p["message"].as_str().unwrap().contains("steps")),
+        "{problems:?}"
+    );
+    let resp = app
+        .oneshot(Request::get("/api/runs").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
 }

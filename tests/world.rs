@@ -373,7 +373,10 @@ fn broken_text_never_panics() {
 
 fn humanoid(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_humanoid"))
-        .env(humanoid::model_store::CHAT_MODEL_ENV, crate::util::FAST_CHAT_MODEL)
+        .env(
+            humanoid::model_store::CHAT_MODEL_ENV,
+            crate::util::FAST_CHAT_MODEL,
+        )
         .args(args)
         .current_dir(root())
         .output()
@@ -472,9 +475,16 @@ fn needs_decay_defaults_to_the_papers_rates_and_reads_per_hour_or_per_5_hours() 
     let w5 = World::parse(&five, Path::new("d.toml")).unwrap();
     assert!((w5.decay.per_hour[2] - 0.3).abs() < 1e-12);
     let bad = DECAY_WORLD.replace("fun = 1.5", "fun = -2");
-    let e = World::parse(&bad, Path::new("d.toml")).unwrap_err().to_string();
-    assert!(e.contains("d.toml") && e.contains("line 7") && e.contains("needs.decay.fun"), "{e}");
+    let e = World::parse(&bad, Path::new("d.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("d.toml") && e.contains("line 7") && e.contains("needs.decay.fun"),
+        "{e}"
+    );
     let bad = DECAY_WORLD.replace("per = \"hour\"", "per = \"day\"");
-    let e = World::parse(&bad, Path::new("d.toml")).unwrap_err().to_string();
+    let e = World::parse(&bad, Path::new("d.toml"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 6") && e.contains("needs.decay.per"), "{e}");
 }

@@ -340,7 +340,11 @@ mod tests {
         }
         for (i, want) in [1.0, 4.0, 4.0, 1.0, 5.0].iter().enumerate() {
             let per_5h = f64::from(drops[i]) / 1000.0;
-            assert!((per_5h - want).abs() < 0.15 * want, "{:?}: {per_5h} per 5 h", Need::ALL[i]);
+            assert!(
+                (per_5h - want).abs() < 0.15 * want,
+                "{:?}: {per_5h} per 5 h",
+                Need::ALL[i]
+            );
         }
         // A need at 0 stays at 0.
         s.needs.set(Need::Energy, 0);

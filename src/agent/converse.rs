@@ -39,6 +39,16 @@ pub struct Conversation {
     pub emotions: [Option<Emotion>; 2],
 }
 
+/// How a conversation moves a participant's closeness to the other: +1 if they enjoyed it,
+/// −1 if not (Humanoid Agents).
+pub fn closeness_delta(enjoyed: bool) -> i32 {
+    if enjoyed {
+        1
+    } else {
+        -1
+    }
+}
+
 /// The transcript, one "Name: text" line per turn.
 pub fn transcript(turns: &[Turn]) -> String {
     turns
@@ -200,11 +210,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn enjoyment_moves_closeness_by_one_either_way() {
+        assert_eq!(closeness_delta(true), 1);
+        assert_eq!(closeness_delta(false), -1);
+        assert_eq!(MAX_TURNS, 10, "the paper's turn cap");
+    }
+
+    #[test]
     fn speaker_prefix_is_removed() {
         let n = ["John Lin", "Eddy Lin"];
         assert_eq!(strip_speaker("John Lin: Hi Eddy", &n), "Hi Eddy");
         assert_eq!(strip_speaker("Hi Eddy", &n), "Hi Eddy");
-        assert_eq!(strip_speaker("John: *smiles* Hi Eddy (waves)", &n), "Hi Eddy");
+        assert_eq!(
+            strip_speaker("John: *smiles* Hi Eddy (waves)", &n),
+            "Hi Eddy"
+        );
         assert_eq!(strip_speaker("\"Morning, son.\"", &n), "Morning, son.");
         assert_eq!(strip_speaker("Eddy Lin: Hi Dad", &n), "Hi Dad");
     }

@@ -336,8 +336,33 @@ pub fn clean_activity(text: &str) -> String {
             break;
         }
     }
-    text[..end]
-        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '-' | '('))
+    let mut out = text[..end].to_string();
+    // A duration in parentheses ("(15 minutes)") and an explanation after " - " are the
+    // model talking about the plan, not the activity.
+    if let Some(i) = out.find('(') {
+        let inner = out[i..].to_ascii_lowercase();
+        if inner.contains("minute") || inner.contains("hour") || inner.contains("min)") {
+            out.truncate(i);
+        }
+    }
+    if let Some(i) = out.find(" - ") {
+        out.truncate(i);
+    }
+    // A trailing duration: "... at the counter for 15", "... for 15 minutes".
+    if let Some(i) = out.rfind(" for ") {
+        let words: Vec<&str> = out[i + 5..].split_whitespace().collect();
+        let number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
+        let unit = |w: &str| w.starts_with("min") || w.starts_with("hour");
+        let duration = match words.as_slice() {
+            [n] => number(n),
+            [n, u] => number(n) && unit(u),
+            _ => false,
+        };
+        if duration {
+            out.truncate(i);
+        }
+    }
+    out.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '-' | '('))
         .trim()
         .to_string()
 }
@@ -352,6 +377,21 @@ mod tests {
         assert_eq!(clean_activity("11:45 am: 11:45"), "");
         assert_eq!(clean_activity("Go to class at 09:00"), "Go to class at");
         assert_eq!(clean_activity("Read a book."), "Read a book.");
+        assert_eq!(
+            clean_activity("Wake up and take a shower (15 minutes)"),
+            "Wake up and take a shower"
+        );
+        assert_eq!(
+            clean_activity("Wake up and get dressed (15 minutes) - This includes getting"),
+            "Wake up and get dressed"
+        );
+        assert_eq!(clean_activity("Call Mei (his wife)"), "Call Mei (his wife)");
+        assert_eq!(
+            clean_activity("Serve customers at the counter for 15"),
+            "Serve customers at the counter"
+        );
+        assert_eq!(clean_activity("Wait for 2 friends"), "Wait for 2 friends");
+        assert_eq!(clean_activity("Read for 30 minutes"), "Read");
         assert_eq!(
             clean_activity("Café au lait, then 3 emails"),
             "Café au lait, then 3 emails"

@@ -179,12 +179,16 @@ pub async fn quarter_plan(
         .cloned()
         .collect();
     let q = format!(
-        "{}'s plan around this time:\n{}\nFrom {} {} plans to: {}. Break this into activities of 15 minutes.",
+        "{}'s plan around this time:\n{}\nFrom {} {} plans to: {}. Break this hour into {} steps of 15 minutes: \
+         for each, the concrete thing {} does then, as a short action (no durations, no explanations), \
+         each step different from the one before.",
         state.name,
         plan_text(&around),
         clock::format_time(mind.minutes),
         state.name,
-        hour
+        hour,
+        slots.len(),
+        state.name
     );
     let (lines, text) = mind
         .ask_plan(

@@ -188,13 +188,30 @@ mod tests {
     #[test]
     fn an_unmet_need_is_reconsidered_every_hour_it_stays_unmet() {
         let mut s = state();
-        assert!(!s.needs_attention(0), "content and neutral: nothing to reconsider");
+        assert!(
+            !s.needs_attention(0),
+            "content and neutral: nothing to reconsider"
+        );
         s.needs.set(Need::Fullness, 2);
         assert!(s.needs_attention(0));
         s.reconsidered_for = Some(s.feeling());
         s.reconsidered_at = Some(0);
         assert!(!s.needs_attention(45), "at most hourly");
-        assert!(s.needs_attention(60), "still hungry an hour later: asked again");
+        assert!(
+            s.needs_attention(60),
+            "still hungry an hour later: asked again"
+        );
+    }
+
+    #[test]
+    fn closeness_moves_by_the_delta_and_stays_in_0_to_30() {
+        let mut s = state();
+        let other = s.relationships[0].0.clone();
+        let start = s.relationship(&other).unwrap().closeness;
+        assert_eq!(s.change_closeness(&other, 1), start + 1);
+        assert_eq!(s.change_closeness(&other, -1), start);
+        assert_eq!(s.change_closeness(&other, 100), 30);
+        assert_eq!(s.change_closeness(&other, -100), 0);
     }
 
     #[test]
@@ -204,7 +221,10 @@ mod tests {
         assert!(s.needs_attention(0));
         s.reconsidered_for = Some(s.feeling());
         s.reconsidered_at = Some(0);
-        assert!(!s.needs_attention(120), "the same sadness, already reconsidered");
+        assert!(
+            !s.needs_attention(120),
+            "the same sadness, already reconsidered"
+        );
         s.emotion = Emotion::Angry;
         assert!(s.needs_attention(120), "a new feeling");
     }

@@ -483,7 +483,11 @@ pub fn check(a: CheckArgs) -> Result<()> {
     let list = |names: &[String]| -> String {
         let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
         let more = names.len().saturating_sub(shown.len());
-        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         format!("{}{tail}", shown.join(", "))
     };
     if !report.missing.is_empty() {

@@ -225,13 +225,16 @@ pub fn calibrate(probs: &[f32], content_free: &[f32]) -> Vec<f32> {
     }
 }
 
+/// The option probabilities of one activity's six questions (`None`: that question failed).
+pub type QuestionProbs = Vec<Option<Vec<f32>>>;
+
 /// The option probabilities of the six questions for each activity, in one engine batch.
 /// A failed question is recorded in `fallback` and its probabilities are `None`.
 fn ask(
     engine: &mut dyn Inference,
     ctx: &JudgeContext<'_>,
     activities: &[&str],
-) -> Vec<(Vec<Option<Vec<f32>>>, Option<String>)> {
+) -> Vec<(QuestionProbs, Option<String>)> {
     let system = ctx.system();
     let mut requests: Vec<Request> = Vec::new();
     for a in activities {
@@ -273,7 +276,7 @@ fn ask(
 /// The model's raw option probabilities for every item (six questions each; `None` for a
 /// question that failed) and the first failure's reason per item.
 pub struct Asked {
-    pub probs: Vec<Vec<Option<Vec<f32>>>>,
+    pub probs: Vec<QuestionProbs>,
     pub fallbacks: Vec<Option<String>>,
 }
 
@@ -485,10 +488,7 @@ pub fn emotion_score(items: &[JudgeItem], judged: &[Judgement]) -> Option<Emotio
 }
 
 /// Scores every labelled dimension.
-pub fn scores(
-    items: &[JudgeItem],
-    judged: &[Judgement],
-) -> BTreeMap<String, serde_json::Value> {
+pub fn scores(items: &[JudgeItem], judged: &[Judgement]) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
     for (i, need) in Need::ALL.iter().enumerate() {
         if let Some(s) = need_score(items, judged, i) {
@@ -543,7 +543,12 @@ mod tests {
             .iter()
             .map(|&l| item([Some(l), None, None, None, None], None))
             .collect();
-        let js = vec![judged(0.9, 0), judged(0.7, 0), judged(0.1, 0), judged(0.2, 0)];
+        let js = vec![
+            judged(0.9, 0),
+            judged(0.7, 0),
+            judged(0.1, 0),
+            judged(0.2, 0),
+        ];
         let s = need_score(&items, &js, 0).unwrap();
         assert_eq!(s.items, 4);
         assert!((s.micro_f1 - 0.75).abs() < 1e-9);
@@ -576,13 +581,22 @@ mod tests {
     fn csv_errors_name_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("l.csv");
-        std::fs::write(&p, "activity,fullness,emotion\neat,yes,happy\nsleep,maybe,neutral\n")
-            .unwrap();
+        std::fs::write(
+            &p,
+            "activity,fullness,emotion\neat,yes,happy\nsleep,maybe,neutral\n",
+        )
+        .unwrap();
         let e = read_items(&p).unwrap_err().to_string();
-        assert!(e.contains("line 3") && e.contains("column 2") && e.contains("fullness"), "{e}");
+        assert!(
+            e.contains("line 3") && e.contains("column 2") && e.contains("fullness"),
+            "{e}"
+        );
         std::fs::write(&p, "activity,emotion\neat,glad\n").unwrap();
         let e = read_items(&p).unwrap_err().to_string();
-        assert!(e.contains("line 2") && e.contains("emotion") && e.contains("glad"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("emotion") && e.contains("glad"),
+            "{e}"
+        );
         std::fs::write(&p, "what,fullness\neat,yes\n").unwrap();
         let e = read_items(&p).unwrap_err().to_string();
         assert!(e.contains("activity"), "{e}");

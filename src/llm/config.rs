@@ -102,13 +102,13 @@ impl Config {
         let cfg = match arch {
             Arch::Llama | Arch::Qwen2 => Config {
                 arch,
-                rope_base: g
-                    .opt(&key("rope.freq_base"), GgufFile::get_f32)?
-                    .unwrap_or(if arch == Arch::Qwen2 {
+                rope_base: g.opt(&key("rope.freq_base"), GgufFile::get_f32)?.unwrap_or(
+                    if arch == Arch::Qwen2 {
                         1_000_000.0
                     } else {
                         10_000.0
-                    }),
+                    },
+                ),
                 rope_base_local: 0.0,
                 rope_neox: arch == Arch::Qwen2,
                 sliding_window: None,

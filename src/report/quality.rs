@@ -138,9 +138,10 @@ pub fn has_label_or_direction(text: &str, names: &[String]) -> bool {
     let t = text.trim();
     let labelled = names.iter().any(|n| {
         let first = n.split_whitespace().next().unwrap_or(n);
-        [n.as_str(), first]
-            .iter()
-            .any(|p| t.strip_prefix(p).is_some_and(|r| r.trim_start().starts_with(':')))
+        [n.as_str(), first].iter().any(|p| {
+            t.strip_prefix(p)
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+        })
     });
     let direction = |open: char, close: char| {
         t.find(open)
@@ -155,7 +156,9 @@ pub fn not_an_action(activity: &str, names: &[String]) -> bool {
     a.is_empty()
         || names.iter().any(|n| {
             let n = n.to_lowercase();
-            a == n || a == n.split_whitespace().next().unwrap_or("") || a.starts_with(&format!("{n}:"))
+            a == n
+                || a == n.split_whitespace().next().unwrap_or("")
+                || a.starts_with(&format!("{n}:"))
         })
         || PROMPT_WORDS.iter().any(|w| a.contains(w))
 }
@@ -204,7 +207,8 @@ pub fn quality(
                 }
             }
             let at = || format!("{} {}: {}", st.time, a.name, a.activity);
-            r.activities_in_script.add(in_script(&a.activity, script), at);
+            r.activities_in_script
+                .add(in_script(&a.activity, script), at);
             r.activities_are_actions
                 .add(!not_an_action(&a.activity, &names), at);
             if minutes.is_some_and(|m| (8 * 60..20 * 60).contains(&m)) {
@@ -214,10 +218,10 @@ pub fn quality(
         for convs in st.conversations.values() {
             for conv in convs {
                 for turn in conv {
-                    r.clean_utterances.add(
-                        !has_label_or_direction(&turn.text, &names),
-                        || format!("{}: {}", turn.name, turn.text),
-                    );
+                    r.clean_utterances
+                        .add(!has_label_or_direction(&turn.text, &names), || {
+                            format!("{}: {}", turn.name, turn.text)
+                        });
                 }
             }
         }
@@ -256,7 +260,9 @@ fn place_share(
     let embed = |e: &mut dyn TextEmbedder, t: &[&str]| match e.embed(t) {
         Ok(v) if v.len() == t.len() => Some(v),
         Ok(_) => {
-            tracing::warn!("the embedder returned the wrong number of vectors: place share left out");
+            tracing::warn!(
+                "the embedder returned the wrong number of vectors: place share left out"
+            );
             None
         }
         Err(err) => {
@@ -277,7 +283,10 @@ fn place_share(
             let Some(pi) = leaves.iter().position(|l| *l == here) else {
                 continue;
             };
-            let sims: Vec<f32> = place_vecs.iter().map(|p| cosine(&act_vecs[ai], p)).collect();
+            let sims: Vec<f32> = place_vecs
+                .iter()
+                .map(|p| cosine(&act_vecs[ai], p))
+                .collect();
             let better = sims.iter().filter(|&&s| s > sims[pi]).count();
             share.add(better < keep, || {
                 format!("{} {}: {} at {here}", st.time, a.name, a.activity)
@@ -301,7 +310,10 @@ mod tests {
         assert!(in_script("café au lait", Script::Latin));
         assert!(!in_script("行停！", Script::Latin));
         assert!(in_script("아침을 먹다", Script::Hangul));
-        assert_eq!(main_script(["吃早饭", "去学校 school"].into_iter()), Script::Han);
+        assert_eq!(
+            main_script(["吃早饭", "去学校 school"].into_iter()),
+            Script::Han
+        );
     }
 
     #[test]
@@ -319,8 +331,14 @@ mod tests {
         assert!(has_label_or_direction("Eddy: hi dad", &n));
         assert!(has_label_or_direction("*smiles* Hello there.", &n));
         assert!(has_label_or_direction("Well (laughs) maybe.", &n));
-        assert!(!has_label_or_direction("Good morning, Eddy! Did you sleep well?", &n));
-        assert!(!has_label_or_direction("Dad: it's 3:00 pm already?", &["Mei".into()]));
+        assert!(!has_label_or_direction(
+            "Good morning, Eddy! Did you sleep well?",
+            &n
+        ));
+        assert!(!has_label_or_direction(
+            "Dad: it's 3:00 pm already?",
+            &["Mei".into()]
+        ));
     }
 
     #[test]

@@ -215,7 +215,7 @@ impl Sim {
             );
             let text = crate::agent::converse::transcript(&c.turns);
             for (k, (me, other)) in [(i, &nj), (j, &ni)].into_iter().enumerate() {
-                let delta = if c.enjoyed[k] { 1 } else { -1 };
+                let delta = crate::agent::converse::closeness_delta(c.enjoyed[k]);
                 let closeness = self.state.agents[me].change_closeness(other, delta);
                 if let Some(e) = c.emotions[k] {
                     let a = &mut self.state.agents[me];

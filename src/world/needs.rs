@@ -275,7 +275,10 @@ mod decay_tests {
     #[test]
     fn the_default_rates_are_the_papers_per_5_hours() {
         let d = Decay::default();
-        let per_5h: Vec<f64> = Need::ALL.iter().map(|&n| d.per_step(n, 15) * 20.0).collect();
+        let per_5h: Vec<f64> = Need::ALL
+            .iter()
+            .map(|&n| d.per_step(n, 15) * 20.0)
+            .collect();
         for (got, want) in per_5h.iter().zip([1.0, 4.0, 4.0, 1.0, 5.0]) {
             assert!((got - want).abs() < 1e-9, "{per_5h:?}");
         }

@@ -334,8 +334,13 @@ mod tests {
             "503 Service Unavailable",
             r#"{"error":{"message":"the engine stopped: the engine panicked: boom","type":"engine_stopped"}}"#,
         );
-        let http = Http::new(&format!("http://127.0.0.1:{port}/v1"), None, Duration::from_secs(5), 4)
-            .with_backoff(Duration::from_millis(10));
+        let http = Http::new(
+            &format!("http://127.0.0.1:{port}/v1"),
+            None,
+            Duration::from_secs(5),
+            4,
+        )
+        .with_backoff(Duration::from_millis(10));
         let e = http
             .post("/v1/choose", &serde_json::json!({}), |_| Ok(()))
             .unwrap_err();
@@ -345,10 +350,18 @@ mod tests {
         assert!(msg.contains("boom") && msg.contains("resume"), "{msg}");
         assert_eq!(count.load(Ordering::SeqCst), 1, "no retries");
         // Any other 503 is a transient failure: retried.
-        let (port, count) = canned_server("503 Service Unavailable", r#"{"error":{"message":"busy"}}"#);
-        let http = Http::new(&format!("http://127.0.0.1:{port}/v1"), None, Duration::from_secs(5), 2)
-            .with_backoff(Duration::from_millis(10));
-        assert!(http.post("/v1/choose", &serde_json::json!({}), |_| Ok(())).is_err());
+        let (port, count) =
+            canned_server("503 Service Unavailable", r#"{"error":{"message":"busy"}}"#);
+        let http = Http::new(
+            &format!("http://127.0.0.1:{port}/v1"),
+            None,
+            Duration::from_secs(5),
+            2,
+        )
+        .with_backoff(Duration::from_millis(10));
+        assert!(http
+            .post("/v1/choose", &serde_json::json!({}), |_| Ok(()))
+            .is_err());
         assert_eq!(count.load(Ordering::SeqCst), 3, "retried twice");
     }
 

@@ -318,9 +318,12 @@ mod tests {
     #[test]
     fn request_sizes_are_limited() {
         let gen = |body: &str| {
-            serde_json::from_str::<Params>(body)
-                .unwrap()
-                .generate(crate::llm::Prompt::Text("x".into()), 4, 4096, 0)
+            serde_json::from_str::<Params>(body).unwrap().generate(
+                crate::llm::Prompt::Text("x".into()),
+                4,
+                4096,
+                0,
+            )
         };
         let e = gen(r#"{"max_tokens": 4097}"#).unwrap_err();
         assert!(e.contains("max_tokens = 4097") && e.contains("4096"), "{e}");
@@ -333,8 +336,7 @@ mod tests {
         assert!(e.contains("257 bytes"), "{e}");
         let options: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
         let b: ChooseBody =
-            serde_json::from_value(serde_json::json!({"prompt": "x", "options": options}))
-                .unwrap();
+            serde_json::from_value(serde_json::json!({"prompt": "x", "options": options})).unwrap();
         let e = b.request(100).unwrap_err();
         assert!(e.contains("at most 256"), "{e}");
         let list: Vec<&str> = vec!["a"; MAX_PROMPTS + 1];

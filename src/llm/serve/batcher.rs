@@ -80,7 +80,10 @@ impl Batcher {
 
     /// Why the engine stopped, if it has.
     pub fn stopped(&self) -> Option<String> {
-        self.stopped.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.stopped
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The error every request gets once the engine has stopped.
