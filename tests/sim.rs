@@ -192,9 +192,16 @@ fn check_command_flags_a_malformed_state_file() {
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("run");
     std::fs::create_dir(&copy).unwrap();
-    for name in ["config.json", "state_2023-01-03_06h00.json"] {
-        std::fs::copy(dir.join(name), copy.join(name)).unwrap();
-    }
+    std::fs::copy(
+        dir.join("state_2023-01-03_06h00.json"),
+        copy.join("state_2023-01-03_06h00.json"),
+    )
+    .unwrap();
+    // A run of one step: the copy is complete.
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    config["steps"] = serde_json::json!(1);
+    std::fs::write(copy.join("config.json"), config.to_string()).unwrap();
     let ok = bin().arg("check").arg(&copy).output().unwrap();
     assert!(
         ok.status.success(),

@@ -479,12 +479,15 @@ fn needs_decay_defaults_to_the_papers_rates_and_reads_per_hour_or_per_5_hours() 
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("d.toml") && e.contains("line 7") && e.contains("needs.decay.fun"),
+        e.contains("d.toml:7:") && e.contains("needs.decay.fun"),
         "{e}"
     );
     let bad = DECAY_WORLD.replace("per = \"hour\"", "per = \"day\"");
     let e = World::parse(&bad, Path::new("d.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("line 6") && e.contains("needs.decay.per"), "{e}");
+    assert!(
+        e.contains("d.toml:6:") && e.contains("needs.decay.per"),
+        "{e}"
+    );
 }
