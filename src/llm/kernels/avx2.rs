@@ -13,79 +13,69 @@ unsafe fn hsum(v: __m256) -> f32 {
     _mm_cvtss_f32(s)
 }
 
-/// Integer dot of one block pair as 8 i32 lanes converted to f32.
+/// Integer dot of one block pair as 8 i32 lanes converted to f32: `maddubs` + `madd`, or
+/// with `VNNI` one AVX-VNNI `vpdpbusd` (the same integer sums: no 16-bit saturation is
+/// possible with |q| <= 127, so the same f32 result).
 #[inline(always)]
-unsafe fn block_dot(aw: __m256i, w: __m256i, x: __m256i) -> __m256 {
+unsafe fn block_dot<const VNNI: bool>(aw: __m256i, w: __m256i, x: __m256i) -> __m256 {
     let sx = _mm256_sign_epi8(x, w);
+    if VNNI {
+        return _mm256_cvtepi32_ps(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sx));
+    }
     let p16 = _mm256_maddubs_epi16(aw, sx);
     let p32 = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
     _mm256_cvtepi32_ps(p32)
 }
 
-#[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
+/// One weight row against one activation row (inlined into the feature-enabled callers).
+#[inline(always)]
+unsafe fn dot_x1<const VNNI: bool>(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
     let mut acc = _mm256_setzero_ps();
     for (bw, bx) in w.iter().zip(x) {
         let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
         let aw = _mm256_sign_epi8(wv, wv);
         let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
-        let p = block_dot(aw, wv, xv);
+        let p = block_dot::<VNNI>(aw, wv, xv);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, acc);
     }
     hsum(acc)
+}
+
+/// One weight row against four activation rows of `nb` blocks each.
+#[inline(always)]
+unsafe fn dot_x4<const VNNI: bool>(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (b, bw) in w.iter().enumerate() {
+        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
+        let aw = _mm256_sign_epi8(wv, wv);
+        for (r, a) in acc.iter_mut().enumerate() {
+            let bx = x.get_unchecked(r * nb + b);
+            let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
+            let p = block_dot::<VNNI>(aw, wv, xv);
+            *a = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, *a);
+        }
+    }
+    [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
+}
+
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_q8_x1(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
+    dot_x1::<false>(w, x)
 }
 
 #[target_feature(enable = "avx2,fma")]
 pub unsafe fn dot_q8_x4(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
-    let mut acc = [_mm256_setzero_ps(); 4];
-    for (b, bw) in w.iter().enumerate() {
-        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
-        let aw = _mm256_sign_epi8(wv, wv);
-        for (r, a) in acc.iter_mut().enumerate() {
-            let bx = x.get_unchecked(r * nb + b);
-            let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
-            let p = block_dot(aw, wv, xv);
-            *a = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, *a);
-        }
-    }
-    [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
-}
-
-/// [`block_dot`] with one AVX-VNNI `vpdpbusd` in place of `maddubs` + `madd`: the same
-/// integer sums (no 16-bit saturation is possible with |q| <= 127), so the same f32 result.
-#[inline(always)]
-unsafe fn block_dot_vnni(aw: __m256i, w: __m256i, x: __m256i) -> __m256 {
-    let sx = _mm256_sign_epi8(x, w);
-    _mm256_cvtepi32_ps(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sx))
+    dot_x4::<false>(w, x, nb)
 }
 
 #[target_feature(enable = "avx2,fma,avxvnni")]
 pub unsafe fn dot_q8_x1_vnni(w: &[BlockQ8], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    for (bw, bx) in w.iter().zip(x) {
-        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
-        let aw = _mm256_sign_epi8(wv, wv);
-        let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
-        let p = block_dot_vnni(aw, wv, xv);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, acc);
-    }
-    hsum(acc)
+    dot_x1::<true>(w, x)
 }
 
 #[target_feature(enable = "avx2,fma,avxvnni")]
 pub unsafe fn dot_q8_x4_vnni(w: &[BlockQ8], x: &[BlockQ8], nb: usize) -> [f32; 4] {
-    let mut acc = [_mm256_setzero_ps(); 4];
-    for (b, bw) in w.iter().enumerate() {
-        let wv = _mm256_loadu_si256(bw.qs.as_ptr() as *const __m256i);
-        let aw = _mm256_sign_epi8(wv, wv);
-        for (r, a) in acc.iter_mut().enumerate() {
-            let bx = x.get_unchecked(r * nb + b);
-            let xv = _mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i);
-            let p = block_dot_vnni(aw, wv, xv);
-            *a = _mm256_fmadd_ps(_mm256_set1_ps(bw.d * bx.d), p, *a);
-        }
-    }
-    [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
+    dot_x4::<true>(w, x, nb)
 }
 
 #[target_feature(enable = "avx2,fma")]
