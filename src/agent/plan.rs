@@ -298,3 +298,66 @@ pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
     }
     state.suggested_change = Some(change.suggestion.clone());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> AgentState {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let mut s = AgentState::from_spec(&world.agents[0], false);
+        s.hourly_plan = (6..24).map(|h| PlanLine::new(h * 60, "work")).collect();
+        s.quarter_plan = (0..4)
+            .map(|q| PlanLine::new(10 * 60 + q * 15, "write code"))
+            .collect();
+        s
+    }
+
+    fn change(suggestion: &str, lines: &[(u32, &str)]) -> PlanChange {
+        PlanChange {
+            suggestion: suggestion.into(),
+            lines: lines.iter().map(|&(m, a)| PlanLine::new(m, a)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_change_rewrites_the_rest_of_the_hour_and_the_next_hours_line() {
+        let mut s = state();
+        let eat = change("eat now", &[(630, "eat lunch"), (645, "eat lunch"), (660, "nap")]);
+        apply_change(&mut s, &eat, 630);
+        let quarter: Vec<_> = s.quarter_plan.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            quarter,
+            [
+                "10:00 am: write code",
+                "10:15 am: write code",
+                "10:30 am: eat lunch",
+                "10:45 am: eat lunch"
+            ]
+        );
+        assert_eq!(line_at(&s.hourly_plan, 660).unwrap().activity, "nap");
+        assert_eq!(line_at(&s.hourly_plan, 720).unwrap().activity, "work");
+    }
+
+    /// The suggested change lives from the change that made it until the next change or the
+    /// next day, whatever steps pass between.
+    #[test]
+    fn a_suggested_change_lasts_until_the_next_change_or_the_next_day() {
+        let mut s = state();
+        assert_eq!(s.suggested_change, None);
+        apply_change(&mut s, &change("eat now", &[(630, "eat lunch")]), 630);
+        assert_eq!(s.suggested_change.as_deref(), Some("eat now"));
+        s.activity = "eat lunch".into();
+        s.needs_attention(700);
+        assert_eq!(s.suggested_change.as_deref(), Some("eat now"), "kept");
+        apply_change(&mut s, &change("take a nap", &[(900, "nap")]), 900);
+        assert_eq!(s.suggested_change.as_deref(), Some("take a nap"), "replaced");
+        s.start_day();
+        assert_eq!(s.suggested_change, None, "gone the next day");
+        assert!(s.day_plan.is_empty() && s.hourly_plan.is_empty() && s.quarter_plan.is_empty());
+    }
+}

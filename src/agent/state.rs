@@ -103,6 +103,19 @@ impl AgentState {
         }
     }
 
+    /// Forgets yesterday's plans: the day, hourly and 15-minute plans, the suggested change
+    /// (it lives from the plan change that made it until the next change or the next day),
+    /// the feeling last reconsidered and the judged activity. `reconsidered_at` stays: the
+    /// hourly limit runs across midnight.
+    pub fn start_day(&mut self) {
+        self.day_plan.clear();
+        self.hourly_plan.clear();
+        self.quarter_plan.clear();
+        self.suggested_change = None;
+        self.reconsidered_for = None;
+        self.judged = None;
+    }
+
     /// The relationship to `other`, if the world defines one.
     pub fn relationship(&self, other: &str) -> Option<&Relationship> {
         self.relationships

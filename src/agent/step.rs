@@ -89,12 +89,7 @@ pub async fn step(
     let mut out = StepOutcome::default();
     let minutes = mind.minutes;
     if first_of_day {
-        state.day_plan.clear();
-        state.hourly_plan.clear();
-        state.quarter_plan.clear();
-        state.suggested_change = None;
-        state.reconsidered_for = None;
-        state.judged = None;
+        state.start_day();
     }
     let query = line_at(&state.hourly_plan, minutes)
         .map(|l| l.activity.clone())
