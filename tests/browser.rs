@@ -271,7 +271,7 @@ fn report_opens_from_disk_without_network() {
 /// viewer's layout does not depend on what the model wrote, only on the world and places).
 fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
     use humanoid::agent::AgentState;
-    use humanoid::report::{AgentSnapshot, StateFile, TurnSnapshot};
+    use humanoid::sim::{AgentSnapshot, StateFile, TurnSnapshot};
     use humanoid::world::clock;
     std::fs::create_dir_all(dir).unwrap();
     let config = humanoid::sim::RunConfig {
@@ -315,7 +315,7 @@ fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
                 AgentSnapshot::of(&a)
             })
             .collect();
-        let place = humanoid::report::state::place_key(&agents[0].location);
+        let place = humanoid::sim::state_file::place_key(&agents[0].location);
         let turn = |name: &str, text: &str| TurnSnapshot {
             name: name.into(),
             text: text.into(),

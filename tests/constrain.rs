@@ -5,9 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use humanoid::llm::constrain::{
-    self, is_emoji_text, parse_plan, CharMachine, Constrained, PlanTimes, TokenTable,
-};
+use humanoid::formats::emoji::is_emoji_text;
+use humanoid::llm::constrain::{self, parse_plan, CharMachine, Constrained, PlanTimes, TokenTable};
 use humanoid::llm::gguf::GgufFile;
 use humanoid::llm::{
     Engine, EngineOptions, FinishReason, GenerateRequest, Generation, Message, Prompt, Request,

@@ -193,13 +193,18 @@ fn bench_models_compares_both_default_architectures_and_scores_labels() {
         .unwrap();
         // A base model (gemma-3-270m) keeps the run well-formed too.
         let run_dir = Path::new(row["run_dir"].as_str().unwrap());
-        let world = humanoid::world::World::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("worlds/lin-family.toml"))
-            .unwrap();
+        let world = humanoid::world::World::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("worlds/lin-family.toml"),
+        )
+        .unwrap();
         let report = humanoid::report::check_run(run_dir, &world).unwrap();
         assert!(report.problems.is_empty(), "{arch}: {:#?}", report.problems);
         let events = humanoid::sim::events::read_events(&run_dir.join("events.jsonl")).unwrap();
         let fallbacks = events.iter().filter(|e| e.kind() == "fallback").count() as u64;
-        assert_eq!(summary["counters"]["fallbacks"].as_u64().unwrap(), fallbacks);
+        assert_eq!(
+            summary["counters"]["fallbacks"].as_u64().unwrap(),
+            fallbacks
+        );
         let wall = summary["extra"]["wall_seconds"].as_f64().unwrap();
         assert_eq!(row["wall_seconds"].as_f64().unwrap(), wall);
         assert_eq!(row["agent_steps"], summary["counters"]["agent_steps"]);

@@ -133,7 +133,7 @@ fn a_model_answering_nonsense_cannot_break_a_run() {
         "{fallbacks} fallbacks for {n} nonsense answers"
     );
     // Hostile text never reaches a place or a name.
-    for f in humanoid::report::check::state_files(&out).unwrap() {
+    for f in humanoid::sim::RunDir::new(&out).state_files().unwrap() {
         let text = std::fs::read_to_string(f).unwrap();
         assert!(!text.contains("../../etc"), "injected location kept");
     }

@@ -9,7 +9,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use humanoid::memory::MemoryKind;
-use humanoid::report::check::state_files;
+use humanoid::sim::RunDir;
+
+fn state_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    RunDir::new(dir).state_files()
+}
 use humanoid::sim::checkpoint;
 use humanoid::sim::events::read_events;
 use humanoid::sim::RunConfig;

@@ -6,8 +6,9 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use humanoid::report::{check_run, StateFile};
+use humanoid::report::check_run;
 use humanoid::sim::events::read_events;
+use humanoid::sim::StateFile;
 use humanoid::world::World;
 
 use crate::util::ensure_models;
@@ -60,7 +61,7 @@ pub fn one_day_dir() -> PathBuf {
 }
 
 pub fn state_files(dir: &Path) -> Vec<PathBuf> {
-    humanoid::report::check::state_files(dir).unwrap()
+    humanoid::sim::RunDir::new(dir).state_files().unwrap()
 }
 
 fn summary(dir: &Path) -> serde_json::Value {

@@ -15,6 +15,7 @@ mod faults;
 mod fuzz_world;
 mod garbage;
 mod interview;
+mod layers;
 mod memory;
 mod model_store;
 mod qwen2;

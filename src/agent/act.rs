@@ -4,7 +4,8 @@
 
 use rand::Rng;
 
-use crate::llm::constrain::{is_emoji_text, ConstraintSpec};
+use crate::formats::emoji::is_emoji_text;
+use crate::llm::constrain::ConstraintSpec;
 use crate::llm::{Request, Response};
 use crate::world::{display_path, Decay, Emotion, Need, World, NEED_MAX};
 

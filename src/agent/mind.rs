@@ -7,12 +7,12 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
+use crate::llm::batch::Port;
 use crate::llm::constrain::{self, ConstraintSpec, PlanTimes, TokenTable};
 use crate::llm::{
     Choice, ChooseRequest, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
 use crate::memory::TextEmbedder;
-use crate::sim::batch::Port;
 
 use super::state::PlanLine;
 

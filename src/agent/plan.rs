@@ -327,7 +327,10 @@ mod tests {
     #[test]
     fn a_change_rewrites_the_rest_of_the_hour_and_the_next_hours_line() {
         let mut s = state();
-        let eat = change("eat now", &[(630, "eat lunch"), (645, "eat lunch"), (660, "nap")]);
+        let eat = change(
+            "eat now",
+            &[(630, "eat lunch"), (645, "eat lunch"), (660, "nap")],
+        );
         apply_change(&mut s, &eat, 630);
         let quarter: Vec<_> = s.quarter_plan.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -355,7 +358,11 @@ mod tests {
         s.needs_attention(700);
         assert_eq!(s.suggested_change.as_deref(), Some("eat now"), "kept");
         apply_change(&mut s, &change("take a nap", &[(900, "nap")]), 900);
-        assert_eq!(s.suggested_change.as_deref(), Some("take a nap"), "replaced");
+        assert_eq!(
+            s.suggested_change.as_deref(),
+            Some("take a nap"),
+            "replaced"
+        );
         s.start_day();
         assert_eq!(s.suggested_change, None, "gone the next day");
         assert!(s.day_plan.is_empty() && s.hourly_plan.is_empty() && s.quarter_plan.is_empty());

@@ -9,7 +9,6 @@ use clap::Args;
 use humanoid::eval;
 use humanoid::llm::config::Config;
 use humanoid::llm::gguf::GgufFile;
-use humanoid::sim::RunConfig;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -176,9 +175,9 @@ fn model_row(
     peak_rss: Option<u64>,
     labels: Option<&Path>,
 ) -> Result<ModelRow> {
-    let config: RunConfig = serde_json::from_value(read_json(&dir.join("config.json"))?)
-        .with_context(|| format!("{}: not a run's config", dir.join("config.json").display()))?;
-    let summary = read_json(&dir.join("summary.json"))?;
+    let run = humanoid::sim::RunDir::open(dir)?;
+    let config = run.read_config()?;
+    let summary = read_json(&run.summary_path())?;
     let g = GgufFile::open(Path::new(&config.model.path))?;
     let cfg = Config::from_gguf(&g)?;
     let mut by_type: BTreeMap<String, u64> = BTreeMap::new();

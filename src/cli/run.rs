@@ -10,8 +10,8 @@ use humanoid::embed::Embedder;
 use humanoid::llm::{DeviceChoice, Engine, Inference};
 use humanoid::model_store::sha256_file;
 use humanoid::report::{check_run, check_run_steps};
-use humanoid::sim::lock::{RunLock, LOCK_FILE};
-use humanoid::sim::{Injection, Run, RunConfig, Runtime, RuntimeParts, SimError};
+use humanoid::sim::lock::RunLock;
+use humanoid::sim::{Injection, Run, RunConfig, RunDir, Runtime, RuntimeParts, SimError};
 use humanoid::world::{Condition, World};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -182,18 +182,16 @@ pub fn run(a: RunArgs) -> Result<()> {
 
 /// Runs `resume`.
 pub fn resume(a: ResumeArgs) -> Result<()> {
-    let cfg_path = a.dir.join("config.json");
-    let text = std::fs::read_to_string(&cfg_path)
-        .with_context(|| format!("{} is not a run directory", a.dir.display()))?;
-    let config: RunConfig =
-        serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
+    let files = RunDir::open(&a.dir)?;
+    let cfg_path = files.config_path();
+    let config = files.read_config()?;
     if config.backend.is_none() {
         check_model_file(&config)?;
     } else if a.device.is_some() {
         bail!("--device: the run's model runs on a remote server");
     }
     // A run killed while it was being created has no checkpoint: it starts again.
-    let opened = if a.dir.join("checkpoint.bin").exists() {
+    let opened = if files.has_checkpoint() {
         let run = Run::open(&a.dir)?;
         if run.finished() {
             eprintln!("{}: the run is already complete", a.dir.display());
@@ -227,7 +225,7 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
                 "resume: {} stopped before its first checkpoint: starting it again",
                 a.dir.display()
             );
-            clear_unstarted(&a.dir)?;
+            files.clear_unstarted()?;
             Run::create(&a.dir, config, &rt, &mut |_| {})?
         }
     };
@@ -278,23 +276,6 @@ fn local_engine(a: &ResumeArgs, config: &RunConfig, cfg_path: &Path) -> Result<E
     };
     let (_, engine) = args.load()?;
     Ok(engine)
-}
-
-/// Removes what a run killed before its first checkpoint left (its config is kept in memory).
-fn clear_unstarted(dir: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let ours = ["config.json", "events.jsonl", "summary.json", LOCK_FILE].contains(&name)
-            || name.ends_with(".tmp");
-        if ours {
-            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-        }
-    }
-    Ok(())
 }
 
 fn tokens_per_second(engine: &RefCell<Box<dyn Inference>>, start: (u64, Instant)) -> f64 {
@@ -421,13 +402,11 @@ fn report(run: &Run, secs: f64) -> Result<()> {
 
 /// Prints the quality report of the run in `a.dir`.
 fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
-    let mut states = Vec::new();
-    for p in humanoid::report::check::state_files(&a.dir)? {
-        let text = std::fs::read_to_string(&p)?;
-        if let Ok(s) = serde_json::from_str::<humanoid::report::StateFile>(&text) {
-            states.push(s);
-        }
-    }
+    let states: Vec<_> = RunDir::new(&a.dir)
+        .read_states()?
+        .into_iter()
+        .filter_map(|(_, s)| s.ok())
+        .collect();
     let mut embedder = humanoid::embed::Embedder::load_default(true)
         .map_err(|e| eprintln!("quality: no embedding model ({e}); places are not judged"))
         .ok();
@@ -462,11 +441,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
 
 /// Runs `check`.
 pub fn check(a: CheckArgs) -> Result<()> {
-    let cfg_path = a.dir.join("config.json");
-    let text = std::fs::read_to_string(&cfg_path)
-        .with_context(|| format!("{} is not a run directory", a.dir.display()))?;
-    let config: RunConfig =
-        serde_json::from_str(&text).with_context(|| format!("reading {}", cfg_path.display()))?;
+    let config = RunDir::open(&a.dir)?.read_config()?;
     let world = config.world()?;
     let report = check_run_steps(&a.dir, &world, config.steps)
         .with_context(|| format!("checking {}", a.dir.display()))?;

@@ -58,14 +58,15 @@ pub fn model_flags(m: &ModelArgs) -> Vec<String> {
 /// run, `resume` when it holds an interrupted one, else a new `run`.
 pub fn run_child(spec: &RunSpec<'_>) -> Result<ChildRun> {
     let dir = spec.out.clone();
-    if dir.join("summary.json").exists() {
+    let run = humanoid::sim::RunDir::new(&dir);
+    if run.is_finished() {
         return Ok(ChildRun {
             peak_rss: None,
             reused: true,
         });
     }
     let mut cmd = Command::new(this_program()?);
-    if dir.join("config.json").exists() {
+    if run.is_run() {
         cmd.arg("resume").arg(&dir);
         if let Some(t) = spec.model.threads {
             cmd.args(["--threads", &t.to_string()]);

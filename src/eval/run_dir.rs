@@ -1,9 +1,10 @@
-//! Reading a run directory's configuration for the evaluation commands.
+//! A run directory's configuration for the evaluation commands, read through
+//! [`RunDir`], with errors as [`EvalError`]s.
 
 use std::path::Path;
 
 use super::error::{EvalError, Result};
-use crate::sim::RunConfig;
+use crate::sim::{RunConfig, RunDir, SimError};
 use crate::world::World;
 
 /// An error about a file or directory of a run.
@@ -16,16 +17,16 @@ pub fn run_err(path: &Path, reason: impl Into<String>) -> EvalError {
 
 /// The run's `config.json` and the world it describes (with its conditions applied).
 pub fn read_config(dir: &Path) -> Result<(RunConfig, World)> {
-    let config_path = dir.join("config.json");
-    if !config_path.is_file() {
+    let run = RunDir::new(dir);
+    if !run.is_run() {
         return Err(run_err(dir, "not a run directory (no config.json)"));
     }
-    let text = std::fs::read_to_string(&config_path).map_err(|source| EvalError::Io {
-        path: config_path.clone(),
-        source,
+    let config_path = run.config_path();
+    let config = run.read_config().map_err(|e| match e {
+        SimError::Io { path, source } => EvalError::Io { path, source },
+        SimError::Corrupt { path, reason } => run_err(&path, reason),
+        other => run_err(&config_path, other.to_string()),
     })?;
-    let config: RunConfig = serde_json::from_str(&text)
-        .map_err(|e| run_err(&config_path, format!("not a run's config: {e}")))?;
     let world = config
         .world()
         .map_err(|e| run_err(&config_path, e.to_string()))?;

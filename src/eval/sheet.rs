@@ -154,7 +154,7 @@ fn str_field<'a>(e: &'a LogEvent, key: &str) -> &'a str {
 /// The items of the run in `dir`, in event order (see the module doc for the mapping).
 pub fn items_from_run(dir: &Path) -> Result<Vec<Item>> {
     let (_, world) = read_config(dir)?;
-    let events_path = dir.join("events.jsonl");
+    let events_path = crate::sim::RunDir::new(dir).events_path();
     let events = read_events(&events_path).map_err(|e| run_err(&events_path, e.to_string()))?;
 
     let mut emotion: BTreeMap<String, String> = BTreeMap::new();

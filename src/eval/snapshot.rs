@@ -16,8 +16,7 @@ use super::error::{EvalError, Result};
 use super::run_dir::{read_config, run_err};
 use crate::agent::AgentState;
 use crate::memory::{GameTime, MemoryStream, NewMemory};
-use crate::report::StateFile;
-use crate::sim::tick::step_time;
+use crate::sim::StateFile;
 use crate::sim::{checkpoint, RunConfig};
 use crate::world::{clock, Condition, World};
 
@@ -50,7 +49,7 @@ impl Snapshot {
     /// and the steps the run has.
     pub fn load(dir: &Path, at: Option<u64>) -> Result<Snapshot> {
         let (config, world) = read_config(dir)?;
-        let ck_path = dir.join("checkpoint.bin");
+        let ck_path = crate::sim::RunDir::new(dir).checkpoint_path();
         if !ck_path.is_file() {
             return Err(run_err(
                 dir,
@@ -82,7 +81,7 @@ impl Snapshot {
                 )))
             }
         };
-        let (day, minutes) = step_time(&world, step.unwrap_or(0));
+        let (day, minutes) = world.step_time(step.unwrap_or(0));
         let date = world.start_date + chrono::Days::new(day);
         let now = GameTime(day * 1440 + u64::from(minutes));
         let frozen = config.conditions.iter().any(|c| {

@@ -4,9 +4,10 @@
 //! Layout: [`gguf`] reads files, [`config`] the hyper-parameters, [`kernels`] the CPU math,
 //! [`model`] the ragged-batch forward over [`kv`] caches, [`scheduler`] picks each step,
 //! [`prefix`] finds shared prompt prefixes, [`engine`] ties it together behind
-//! [`request`] types.
+//! [`request`] types, and [`batch`] gathers many async callers' requests into one batch.
 
 pub mod backend;
+pub mod batch;
 pub mod config;
 pub mod constrain;
 pub mod dequant;

@@ -3,12 +3,12 @@
 //! locations are leaves of the world's tree, emotions are labels of the closed set, needs
 //! are in 0–10 and closeness in 0–30, conversation speakers are agents of the world.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
-use super::state::StateFile;
-use crate::llm::constrain::is_emoji_text;
+use crate::formats::emoji::is_emoji_text;
+use crate::sim::StateFile;
 use crate::world::{clock, Emotion, Need, World};
 
 /// What the checker found.
@@ -171,20 +171,6 @@ pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usiz
     (state.agents.len(), ok, problems)
 }
 
-/// The state files of a run directory, in name (= time) order.
-pub fn state_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("state_") && n.ends_with(".json"))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 /// Most steps a run may plan for the checker to list its state files (a corrupt
 /// `config.steps` must not size an allocation): a century of 5-minute steps.
 pub const MAX_PLANNED_STEPS: u64 = 100 * 366 * 288;
@@ -202,7 +188,8 @@ pub fn check_run_steps(dir: &Path, world: &World, planned: u64) -> std::io::Resu
     let mut report = check_run(dir, world)?;
     let expected: std::collections::BTreeSet<String> =
         (0..planned).map(|s| world.state_file_of(s)).collect();
-    let present: std::collections::BTreeSet<String> = state_files(dir)?
+    let present: std::collections::BTreeSet<String> = crate::sim::RunDir::new(dir)
+        .state_files()?
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
@@ -216,7 +203,7 @@ pub fn check_run_steps(dir: &Path, world: &World, planned: u64) -> std::io::Resu
 /// Checks every state file of the run in `dir` against `world`.
 pub fn check_run(dir: &Path, world: &World) -> std::io::Result<CheckReport> {
     let mut report = CheckReport::default();
-    for path in state_files(dir)? {
+    for path in crate::sim::RunDir::new(dir).state_files()? {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

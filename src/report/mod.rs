@@ -1,10 +1,8 @@
-//! Outputs of a run: the per-step state files, the well-formedness checker and the quality
-//! report.
+//! Reports on a run: the well-formedness checker and the quality report (the state files
+//! they read are [`crate::sim::state_file`]).
 
 pub mod check;
 pub mod quality;
-pub mod state;
 
 pub use check::{check_run, check_run_steps, CheckReport};
 pub use quality::{quality, QualityReport};
-pub use state::{AgentSnapshot, StateFile, TurnSnapshot};

@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::state::StateFile;
 use crate::memory::TextEmbedder;
+use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
 
 /// Words of the planning prompts that, in an activity, mean the model copied the prompt.

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::batch::CallRecord;
 use super::events::LogEvent;
 use crate::agent::Fallback;
+use crate::llm::batch::CallRecord;
 
 /// Counters over a run, kept in the checkpoint.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,5 @@
-//! A run directory: `config.json` (everything needed to reproduce or resume the run),
-//! `events.jsonl`, one `state_*.json` per step, `checkpoint.bin` after every step and
-//! `summary.json` at the end.
+//! A run: its configuration and its simulation, stepped and saved in a [`RunDir`] so that a
+//! kill at any point resumes from the last complete step.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +10,7 @@ use super::error::{io_err, Result, SimError};
 use super::events::{EventLog, LogEvent};
 use super::inject::{self, Injection};
 use super::lock::RunLock;
+use super::run_dir::RunDir;
 use super::tick::{Counters, Runtime, Sim, SimState};
 use crate::agent::AgentState;
 use crate::llm::remote::RemoteConfig;
@@ -90,6 +90,7 @@ pub struct Progress {
 /// An open run directory with its simulation.
 pub struct Run {
     pub dir: PathBuf,
+    files: RunDir,
     pub config: RunConfig,
     pub sim: Sim,
     events: EventLog,
@@ -140,6 +141,7 @@ impl Run {
         }
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let lock = RunLock::acquire(dir)?;
+        let files = RunDir::new(dir);
         let frozen = config
             .parsed_conditions()?
             .iter()
@@ -153,7 +155,7 @@ impl Run {
         let memories = (0..agents.len())
             .map(|_| MemoryStream::new(dim, StreamConfig::default()))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        write_json(&dir.join("config.json"), &config)?;
+        write_json(&files.config_path(), &config)?;
         let state = SimState {
             step: 0,
             end_step: config.steps,
@@ -167,7 +169,7 @@ impl Run {
             state,
             memories,
         };
-        let mut events = EventLog::open(&dir.join("events.jsonl"), 0)?;
+        let mut events = EventLog::open(&files.events_path(), 0)?;
         let mut first = vec![LogEvent::new(
             0,
             &sim.world.start_date.format("%Y-%m-%d").to_string(),
@@ -181,13 +183,14 @@ impl Run {
         events.append(&first)?;
         events.flush()?;
         checkpoint::write(
-            &dir.join("checkpoint.bin"),
+            &files.checkpoint_path(),
             &sim.state,
             &sim.memories,
             events.len(),
         )?;
         Ok(Run {
             dir: dir.to_path_buf(),
+            files,
             config,
             sim,
             events,
@@ -197,30 +200,21 @@ impl Run {
 
     /// Opens an interrupted run at its last complete step (events written after it are cut).
     pub fn open(dir: &Path) -> Result<Run> {
-        let cfg_path = dir.join("config.json");
-        if !cfg_path.is_file() {
-            return Err(SimError::Invalid(format!(
-                "{} is not a run directory (no config.json)",
-                dir.display()
-            )));
-        }
+        let files = RunDir::open(dir)?;
         let lock = RunLock::acquire(dir)?;
-        let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
-        let config: RunConfig = serde_json::from_str(&text).map_err(|e| SimError::Corrupt {
-            path: cfg_path.clone(),
-            reason: e.to_string(),
-        })?;
+        let config = files.read_config()?;
         let world = config.world()?;
-        let ck = checkpoint::read(&dir.join("checkpoint.bin"))?;
+        let ck = checkpoint::read(&files.checkpoint_path())?;
         if ck.state.agents.len() != world.agents.len() {
             return Err(SimError::Corrupt {
-                path: dir.join("checkpoint.bin"),
+                path: files.checkpoint_path(),
                 reason: "the checkpoint's agents do not match the world".into(),
             });
         }
-        let events = EventLog::open(&dir.join("events.jsonl"), ck.events_len)?;
+        let events = EventLog::open(&files.events_path(), ck.events_len)?;
         Ok(Run {
             dir: dir.to_path_buf(),
+            files,
             config,
             sim: Sim {
                 world,
@@ -244,11 +238,11 @@ impl Run {
     pub fn step(&mut self, rt: &Runtime<'_>, on_event: &mut dyn FnMut(&Event)) -> Result<Progress> {
         let out = self.sim.tick(rt, on_event);
         backend_ok(rt)?;
-        write_json(&self.dir.join(&out.file_name), &out.state)?;
+        write_json(&self.files.state_path(&out.file_name), &out.state)?;
         self.events.append(&out.events)?;
         self.events.flush()?;
         checkpoint::write(
-            &self.dir.join("checkpoint.bin"),
+            &self.files.checkpoint_path(),
             &self.sim.state,
             &self.sim.memories,
             self.events.len(),
@@ -269,7 +263,7 @@ impl Run {
             "steps": self.sim.state.step,
             "extra": extra,
         });
-        write_json(&self.dir.join("summary.json"), &summary)?;
+        write_json(&self.files.summary_path(), &summary)?;
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot};
 use crate::agent::converse::{converse, Conversation, Speaker};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
@@ -13,14 +14,13 @@ use crate::agent::{context, AgentState, Fallback, Mind};
 use crate::llm::Event;
 use crate::memory::importance::{importance_from_result, importance_or, importance_requests};
 use crate::memory::{GameTime, Importance, MemoryKind, MemoryStream, NewMemory};
-use crate::report::state::{place_key, AgentSnapshot, StateFile, TurnSnapshot};
 use crate::world::{clock, World};
 
-use super::batch::{drive, key_of, CallRecord, Port, Task};
 use super::events::LogEvent;
 pub use super::log::Counters;
 use super::log::Logger;
 pub use super::runtime::{Runtime, RuntimeParts};
+use crate::llm::batch::{drive, key_of, CallRecord, Port, Task};
 
 /// How many of an agent's latest memories a new observation is compared with.
 const RECENT_DEDUP: usize = 12;
@@ -37,11 +37,6 @@ pub struct SimState {
     /// When each pair of agents (by index) last finished a conversation (game minutes).
     pub last_talk: Vec<(usize, usize, u64)>,
     pub counters: Counters,
-}
-
-/// Where step `step` falls: (day index, minutes after midnight).
-pub fn step_time(world: &World, step: u64) -> (u64, u32) {
-    world.step_time(step)
 }
 
 /// What a tick produced.
@@ -125,7 +120,7 @@ impl Sim {
     /// Runs the step `self.state.step` and advances to the next.
     pub fn tick(&mut self, rt: &Runtime<'_>, on_event: &mut dyn FnMut(&Event)) -> TickOutput {
         let s = self.state.step;
-        let (day, minutes) = step_time(&self.world, s);
+        let (day, minutes) = self.world.step_time(s);
         let date = self.world.start_date + chrono::Days::new(day);
         let now = GameTime(day * 1440 + u64::from(minutes));
         let first_of_day = minutes == self.world.day_start;

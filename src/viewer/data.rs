@@ -7,9 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::report::check::state_files;
-use crate::report::StateFile;
-use crate::sim::RunConfig;
+use crate::sim::StateFile;
+use crate::sim::{run_dir, RunConfig, RunDir, SimError};
 use crate::world::{LocationNode, World};
 
 /// A run directory whose files changed this recently, without a summary, is "running".
@@ -194,7 +193,7 @@ struct RunInfo {
 
 impl RunInfo {
     fn read(id: &str, dir: &Path) -> Self {
-        let files = state_files(dir).unwrap_or_default();
+        let files = RunDir::new(dir).state_files().unwrap_or_default();
         let mut entry = RunEntry {
             id: id.to_string(),
             name: id.to_string(),
@@ -217,7 +216,7 @@ impl RunInfo {
                 entry.message = Some(message.clone());
                 detail.entry = entry;
                 detail.problems.push(Problem {
-                    file: "config.json".into(),
+                    file: run_dir::CONFIG.into(),
                     message,
                 });
                 return Self { detail, files };
@@ -234,11 +233,11 @@ impl RunInfo {
                 detail.world = Some(WorldView::of(&world));
             }
             Err(e) => detail.problems.push(Problem {
-                file: "config.json".into(),
+                file: run_dir::CONFIG.into(),
                 message: format!("field `world_source`: {e}"),
             }),
         }
-        entry.status = if dir.join("summary.json").exists() {
+        entry.status = if RunDir::new(dir).is_finished() {
             RunStatus::Complete
         } else if recently_changed(dir) {
             RunStatus::Running
@@ -276,7 +275,7 @@ impl WorldView {
 }
 
 fn is_run_dir(dir: &Path) -> bool {
-    dir.join("config.json").is_file()
+    RunDir::new(dir).is_run()
 }
 
 fn file_name(p: &Path) -> String {
@@ -286,9 +285,11 @@ fn file_name(p: &Path) -> String {
 }
 
 fn read_config(dir: &Path) -> Result<RunConfig, String> {
-    let text = std::fs::read_to_string(dir.join("config.json"))
-        .map_err(|e| format!("cannot read config.json: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("config.json is not a run configuration: {e}"))
+    RunDir::new(dir).read_config().map_err(|e| match e {
+        SimError::Io { source, .. } => format!("cannot read config.json: {source}"),
+        SimError::Corrupt { reason, .. } => format!("config.json is {reason}"),
+        other => other.to_string(),
+    })
 }
 
 /// Most planned steps the viewer lists state file names for (a year of 5-minute steps): a
@@ -299,7 +300,7 @@ pub const MAX_VIEWER_STEPS: u64 = 366 * 288;
 fn missing_states(world: &World, files: &[PathBuf], steps: u64) -> Vec<Problem> {
     if steps > MAX_VIEWER_STEPS {
         return vec![Problem {
-            file: "config.json".into(),
+            file: run_dir::CONFIG.into(),
             message: format!(
                 "field `steps` = {steps} is more than the {MAX_VIEWER_STEPS} steps the viewer lists"
             ),
@@ -333,9 +334,10 @@ fn missing_states(world: &World, files: &[PathBuf], steps: u64) -> Vec<Problem> 
 }
 
 fn recently_changed(dir: &Path) -> bool {
-    let newest = ["events.jsonl", "checkpoint.bin"]
+    let run = RunDir::new(dir);
+    let newest = [run.events_path(), run.checkpoint_path()]
         .iter()
-        .filter_map(|f| std::fs::metadata(dir.join(f)).ok()?.modified().ok())
+        .filter_map(|f| std::fs::metadata(f).ok()?.modified().ok())
         .max();
     newest.is_some_and(|t| {
         SystemTime::now()

@@ -5,7 +5,7 @@
 //! [`WorldError::Invalid`], each with its line, column and field path. The format is described
 //! in `worlds/README.md`.
 
-pub mod clock;
+mod checker;
 mod condition;
 mod emotion;
 mod error;
@@ -17,6 +17,9 @@ mod schema;
 mod validate;
 mod validate_agents;
 mod write;
+
+/// The clock and plan-line formats, re-exported from their home in [`crate::formats`].
+pub use crate::formats::clock;
 
 pub use condition::{Condition, ConditionError};
 pub use emotion::{closeness_phrase, Emotion, Relationship, CLOSENESS_DEFAULT, CLOSENESS_MAX};

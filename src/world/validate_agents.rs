@@ -1,13 +1,13 @@
 //! Semantic checks of the `[[agents]]` tables: names, ages, lists, plan lines, start
 //! locations, emotions, needs and relationships.
 
+use super::checker::Checker;
 use super::clock::{self, parse_plan_line};
 use super::emotion::{Emotion, Relationship, CLOSENESS_DEFAULT, CLOSENESS_MAX};
 use super::locate::join;
 use super::location::{display_path, parse_path, LocationTree};
 use super::needs::{Need, Needs, NEED_MAX};
 use super::schema::RawAgent;
-use super::validate::Checker;
 use super::AgentSpec;
 use std::collections::HashMap;
 

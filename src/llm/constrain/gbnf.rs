@@ -9,9 +9,9 @@
 
 use std::fmt::Write;
 
-use super::emoji::{EMOJI, VS16};
 use super::time::{format_time, quarters_between};
 use super::{ConstraintSpec, PlanTimes};
+use crate::formats::emoji::{EMOJI, VS16};
 
 /// Code points a free text may not contain (`is_text_char`): controls, the line and
 /// paragraph separators, and U+FFFD.

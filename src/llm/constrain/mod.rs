@@ -5,7 +5,8 @@
 //! vocabulary token's bytes, decoded once), assembling UTF-8 across token boundaries. The
 //! machines here: [`emoji`] (exactly `n` emoji), [`plan`] (day-plan lines
 //! `"hh:mm am: activity"`, fixed or model-chosen increasing times) and [`line()`] (one line of
-//! text); [`parse_plan`] and [`is_emoji_text`] check text the same way. A
+//! text); [`parse_plan`] checks text the same way. The formats themselves (clock, plan
+//! line, emoji set) live in [`crate::formats`]. A
 //! [`ConstraintSpec`] names a machine as data, for a request that goes to a server (built
 //! there by `serve-llm`, or sent as a llama.cpp grammar).
 
@@ -23,7 +24,7 @@ mod utf8;
 mod tests;
 
 pub use adapter::Constrained;
-pub use emoji::{emoji, is_emoji, is_emoji_text, EmojiMachine};
+pub use emoji::{emoji, EmojiMachine};
 pub use line::{line, LineMachine};
 pub use plan::{parse_plan, plan, PlanMachine, PlanTimes};
 pub use spec::ConstraintSpec;

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use super::time::{candidates, format_time, parse_time, quarter_of, quarters_between, TIME_LEN};
+use super::time::{candidates, format_time, quarter_of, quarters_between, TIME_LEN};
 use super::{extend_text, newline, CharMachine, TextRun};
+use crate::formats::clock::split_plan_line;
 
 /// Which times the lines of a plan carry (minutes after midnight).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -296,8 +297,7 @@ pub fn parse_plan(text: &str) -> Vec<(u32, String)> {
     text.split('\n')
         .filter_map(|line| {
             let line = line.strip_suffix('\r').unwrap_or(line);
-            let minutes = parse_time(line.get(..TIME_LEN)?)?;
-            let activity = line.get(TIME_LEN..)?.strip_prefix(": ")?;
+            let (minutes, activity) = split_plan_line(line).filter(|(m, _)| m % 15 == 0)?;
             let ok = !activity.is_empty() && extend_text(0, usize::MAX, activity).is_some();
             ok.then(|| (minutes, activity.trim_end().to_string()))
         })

@@ -2,6 +2,7 @@
 
 use super::time::format_time;
 use super::*;
+use crate::formats::emoji::{is_emoji, is_emoji_text};
 
 /// Feeds `s`; `None` if some character is rejected.
 fn run<M: CharMachine>(m: &M, s: &str) -> Option<M> {
@@ -210,6 +211,8 @@ fn parses_plans() {
         "06:00 a€: x",
         "€€€€€€€€€€€",
         "12:00 am:",
+        "06:10 am: off the quarter hour",
+        "6:00 am: x",
         "12:00 am: \u{0}x",
     ] {
         assert!(parse_plan(junk).is_empty(), "{junk:?}");

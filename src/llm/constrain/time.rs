@@ -1,29 +1,11 @@
-//! 12-hour clock times as plan lines write them (`"06:00 am"`), and the quarter-hour table
-//! the plan machine matches prefixes against.
+//! The quarter-hour table the plan machine matches 12-hour times (`"06:00 am"`, written by
+//! [`crate::formats::clock`]) against.
 
 /// Quarter hours in a day.
 pub(crate) const QUARTERS: usize = 96;
 
-/// Characters in a written time.
-pub(crate) const TIME_LEN: usize = 8;
-
-/// The text of quarter hour `q` (`0` → `"12:00 am"`).
-const fn quarter_text(q: usize) -> [u8; TIME_LEN] {
-    let m = q * 15;
-    let h24 = m / 60;
-    let mm = m % 60;
-    let h12 = if h24.is_multiple_of(12) { 12 } else { h24 % 12 };
-    [
-        b'0' + (h12 / 10) as u8,
-        b'0' + (h12 % 10) as u8,
-        b':',
-        b'0' + (mm / 10) as u8,
-        b'0' + (mm % 10) as u8,
-        b' ',
-        if h24 < 12 { b'a' } else { b'p' },
-        b'm',
-    ]
-}
+use crate::formats::clock::quarter_text;
+pub(crate) use crate::formats::clock::{format_time, TIME_LEN};
 
 /// `CANDIDATES[pos][byte]`: the quarter hours whose text has `byte` at `pos`, as bits.
 const CANDIDATES: [[u128; 128]; TIME_LEN] = {
@@ -66,80 +48,9 @@ pub(crate) fn quarter_of(minutes: u32) -> u8 {
     ((minutes % 1440) / 15) as u8
 }
 
-/// A time as a 12-hour clock: `0` → `"12:00 am"`, `750` → `"12:30 pm"` (wrapping days).
-pub(crate) fn format_time(minutes: u32) -> String {
-    let m = minutes % 1440;
-    let h24 = m / 60;
-    let h12 = if h24.is_multiple_of(12) { 12 } else { h24 % 12 };
-    let half = if h24 < 12 { "am" } else { "pm" };
-    format!("{h12:02}:{:02} {half}", m % 60)
-}
-
-/// Parses a time written exactly as plan lines write them: `"hh:mm am"` with `hh` 01–12,
-/// `mm` one of 00, 15, 30, 45 and lowercase `am`/`pm`. Minutes after midnight.
-pub(crate) fn parse_time(s: &str) -> Option<u32> {
-    let b: &[u8; TIME_LEN] = s.as_bytes().try_into().ok()?;
-    let num = |i: usize| -> Option<u32> {
-        let (t, u) = (b[i], b[i + 1]);
-        (t.is_ascii_digit() && u.is_ascii_digit())
-            .then(|| u32::from(t - b'0') * 10 + u32::from(u - b'0'))
-    };
-    let (h, m) = (num(0)?, num(3)?);
-    if b[2] != b':'
-        || b[5] != b' '
-        || b[7] != b'm'
-        || !(1..=12).contains(&h)
-        || m % 15 != 0
-        || m >= 60
-    {
-        return None;
-    }
-    let pm = match b[6] {
-        b'a' => 0,
-        b'p' => 720,
-        _ => return None,
-    };
-    Some((h % 12) * 60 + m + pm)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_and_parses_twelve_hour_times() {
-        for (m, s) in [
-            (0, "12:00 am"),
-            (360, "06:00 am"),
-            (720, "12:00 pm"),
-            (750, "12:30 pm"),
-            (1425, "11:45 pm"),
-            (1440 + 15, "12:15 am"),
-        ] {
-            assert_eq!(format_time(m), s);
-            assert_eq!(parse_time(s), Some(m % 1440));
-        }
-        for q in 0..QUARTERS {
-            let text = quarter_text(q);
-            assert_eq!(
-                std::str::from_utf8(&text).unwrap(),
-                format_time(q as u32 * 15)
-            );
-        }
-        for bad in [
-            "00:00 am",
-            "13:00 pm",
-            "06:10 am",
-            "06:00 AM",
-            "6:00 am",
-            "06:00am",
-            "06:60 am",
-            "06:00 xm",
-            "٠٦:00 am",
-        ] {
-            assert_eq!(parse_time(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn quarter_sets() {

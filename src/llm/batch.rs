@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::{
+use super::{
     Choice, ChooseRequest, Event, GenerateRequest, Generation, Inference, LlmError, Request,
     Response,
 };

@@ -1,5 +1,6 @@
 //! Simulated time: dates and 12-hour times as the Humanoid Agents state files write them, the
-//! strict parsers for day-plan lines, and state file names.
+//! strict parser of a day-plan line, and state file names. The one home of these formats:
+//! the world, the agents, the checker and the engine's plan machine all use it.
 //!
 //! Times are minutes after midnight (`360` is 06:00).
 
@@ -7,6 +8,28 @@ use chrono::NaiveDate;
 
 /// Minutes in a day.
 pub const MINUTES_PER_DAY: u32 = 24 * 60;
+
+/// Characters in a written 12-hour time (`"06:00 am"`).
+pub const TIME_LEN: usize = 8;
+
+/// The text of quarter hour `q` of a day (`0` → `"12:00 am"`), as [`format_time`] writes it;
+/// `const` so that tables of times can be built at compile time.
+pub const fn quarter_text(q: usize) -> [u8; TIME_LEN] {
+    let m = q * 15;
+    let h24 = (m / 60) % 24;
+    let mm = m % 60;
+    let h12 = if h24.is_multiple_of(12) { 12 } else { h24 % 12 };
+    [
+        b'0' + (h12 / 10) as u8,
+        b'0' + (h12 % 10) as u8,
+        b':',
+        b'0' + (mm / 10) as u8,
+        b'0' + (mm % 10) as u8,
+        b' ',
+        if h24 < 12 { b'a' } else { b'p' },
+        b'm',
+    ]
+}
 
 /// A date as the state JSON writes it: `"Tuesday Jan 03 2023"`.
 pub fn format_date(d: NaiveDate) -> String {
@@ -27,7 +50,7 @@ pub fn format_time(minutes: u32) -> String {
 /// `"hh:mm pm"` (hh 01–12, mm 00–59, lowercase, one space); `None` for anything else.
 pub fn parse_time(s: &str) -> Option<u32> {
     let b = s.as_bytes();
-    if b.len() != 8 || b[2] != b':' || b[5] != b' ' {
+    if b.len() != TIME_LEN || b[2] != b':' || b[5] != b' ' {
         return None;
     }
     let h = two_digits(b[0], b[1])?;
@@ -64,17 +87,21 @@ pub fn format_hhmm(minutes: u32) -> String {
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
-/// Parses one line of a day plan, `"06:00 am: wake up"` → `(360, "wake up")`: a time as
-/// [`parse_time`] reads it, then `": "`, then a non-empty activity (returned trimmed).
-/// `None` if the line is malformed or the activity is empty.
+/// Splits one line of a day plan, `"06:00 am: wake up"` → `(360, "wake up")`: a time as
+/// [`parse_time`] reads it, then `": "`; the rest is returned as it is (possibly empty).
+pub fn split_plan_line(line: &str) -> Option<(u32, &str)> {
+    let time = parse_time(line.get(..TIME_LEN)?)?;
+    let activity = line.get(TIME_LEN..)?.strip_prefix(": ")?;
+    Some((time, activity))
+}
+
+/// Parses one line of a day plan, `"06:00 am: wake up"` → `(360, "wake up")`: a line as
+/// [`split_plan_line`] splits it, with a non-empty activity (returned trimmed). `None` if the
+/// line is malformed or the activity is empty.
 pub fn parse_plan_line(line: &str) -> Option<(u32, &str)> {
-    let time = parse_time(line.get(..8)?)?;
-    let activity = line.get(8..)?.strip_prefix(": ")?.trim();
-    if activity.is_empty() {
-        None
-    } else {
-        Some((time, activity))
-    }
+    let (time, activity) = split_plan_line(line)?;
+    let activity = activity.trim();
+    (!activity.is_empty()).then_some((time, activity))
 }
 
 /// The file name of the state JSON of a step: `"state_2023-01-03_06h15.json"` (24-hour; the
@@ -139,6 +166,13 @@ mod tests {
         }
         for m in 0..MINUTES_PER_DAY {
             assert_eq!(parse_time(&format_time(m)), Some(m));
+        }
+        for q in 0..200 {
+            let text = quarter_text(q);
+            assert_eq!(
+                std::str::from_utf8(&text).unwrap(),
+                format_time(q as u32 * 15)
+            );
         }
     }
 

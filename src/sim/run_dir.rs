@@ -1,0 +1,210 @@
+//! [`RunDir`]: the one reader of a run folder's layout. Everything that opens, checks,
+//! replays or evaluates a run finds its files through here.
+//!
+//! A run folder holds `config.json` (everything needed to reproduce or resume the run),
+//! `events.jsonl`, one `state_*.json` per step, `checkpoint.bin` after every step,
+//! `summary.json` at the end, and a lock file while a process writes it.
+
+use std::path::{Path, PathBuf};
+
+use super::error::{io_err, Result, SimError};
+use super::lock::LOCK_FILE;
+use super::run::RunConfig;
+use super::state_file::StateFile;
+
+/// The run's configuration, written once when the run starts.
+pub const CONFIG: &str = "config.json";
+/// The event log, appended after every step.
+pub const EVENTS: &str = "events.jsonl";
+/// The state and memories after the last complete step.
+pub const CHECKPOINT: &str = "checkpoint.bin";
+/// The counters and timing, written when every step has run.
+pub const SUMMARY: &str = "summary.json";
+
+/// A run folder (not necessarily a complete or even a started run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDir {
+    path: PathBuf,
+}
+
+impl RunDir {
+    /// The folder at `path`, whatever it holds (for a run about to be created).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// An existing run folder: an error unless `path` holds a `config.json`.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self> {
+        let dir = Self::new(path);
+        if !dir.is_run() {
+            return Err(SimError::Invalid(format!(
+                "{} is not a run directory (no {CONFIG})",
+                dir.path.display()
+            )));
+        }
+        Ok(dir)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the folder holds a run (its `config.json`).
+    pub fn is_run(&self) -> bool {
+        self.config_path().is_file()
+    }
+
+    /// `config.json`.
+    pub fn config_path(&self) -> PathBuf {
+        self.path.join(CONFIG)
+    }
+
+    /// `events.jsonl`.
+    pub fn events_path(&self) -> PathBuf {
+        self.path.join(EVENTS)
+    }
+
+    /// `checkpoint.bin`.
+    pub fn checkpoint_path(&self) -> PathBuf {
+        self.path.join(CHECKPOINT)
+    }
+
+    /// `summary.json`.
+    pub fn summary_path(&self) -> PathBuf {
+        self.path.join(SUMMARY)
+    }
+
+    /// The path of a state file named `name` (see [`crate::world::World::state_file_of`]).
+    pub fn state_path(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Whether a first checkpoint was written (a run killed while it was being created has
+    /// none: it starts again).
+    pub fn has_checkpoint(&self) -> bool {
+        self.checkpoint_path().exists()
+    }
+
+    /// Whether every step has run (`summary.json` exists).
+    pub fn is_finished(&self) -> bool {
+        self.summary_path().exists()
+    }
+
+    /// Reads `config.json`; errors name the file.
+    pub fn read_config(&self) -> Result<RunConfig> {
+        let path = self.config_path();
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        serde_json::from_str(&text).map_err(|e| SimError::Corrupt {
+            path,
+            reason: format!("not a run configuration: {e}"),
+        })
+    }
+
+    /// The `state_*.json` files, sorted by name (which is time order).
+    pub fn state_files(&self) -> std::io::Result<Vec<PathBuf>> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("state_") && n.ends_with(".json"))
+            })
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+
+    /// Every state file, read: the file and its contents or why it could not be read.
+    pub fn read_states(
+        &self,
+    ) -> std::io::Result<Vec<(PathBuf, std::result::Result<StateFile, String>)>> {
+        Ok(self
+            .state_files()?
+            .into_iter()
+            .map(|p| {
+                let state = std::fs::read_to_string(&p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| serde_json::from_str::<StateFile>(&t).map_err(|e| e.to_string()));
+                (p, state)
+            })
+            .collect())
+    }
+
+    /// Removes what a run killed before its first checkpoint left (`config.json`, the log,
+    /// a summary, the lock and half-written `*.tmp` files); the caller keeps the config.
+    pub fn clear_unstarted(&self) -> Result<()> {
+        for entry in std::fs::read_dir(&self.path).map_err(io_err(&self.path))? {
+            let path = entry.map_err(io_err(&self.path))?.path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let ours =
+                [CONFIG, EVENTS, SUMMARY, LOCK_FILE].contains(&name) || name.ends_with(".tmp");
+            if ours {
+                std::fs::remove_file(&path).map_err(io_err(&path))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_without_config_is_not_a_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = RunDir::open(tmp.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("not a run directory (no config.json)"),
+            "{err}"
+        );
+        std::fs::write(tmp.path().join(CONFIG), "{").unwrap();
+        let dir = RunDir::open(tmp.path()).unwrap();
+        let err = dir.read_config().unwrap_err().to_string();
+        assert!(
+            err.contains("config.json") && err.contains("not a run configuration"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn state_files_are_listed_in_time_order_and_clearing_keeps_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = RunDir::new(tmp.path());
+        for name in [
+            "state_2023-01-03_07h00.json",
+            "state_2023-01-03_06h45.json",
+            "notes.json",
+            CONFIG,
+            EVENTS,
+            "config.json.tmp",
+        ] {
+            std::fs::write(tmp.path().join(name), "{}").unwrap();
+        }
+        let names = |d: &RunDir| -> Vec<String> {
+            d.state_files()
+                .unwrap()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            names(&dir),
+            ["state_2023-01-03_06h45.json", "state_2023-01-03_07h00.json"]
+        );
+        let states = dir.read_states().unwrap();
+        assert!(
+            states.iter().all(|(_, s)| s.is_err()),
+            "{{}} is not a state file"
+        );
+        dir.clear_unstarted().unwrap();
+        assert!(!dir.is_run() && !dir.events_path().exists());
+        assert!(!tmp.path().join("config.json.tmp").exists());
+        assert!(tmp.path().join("notes.json").exists());
+        assert_eq!(names(&dir).len(), 2);
+    }
+}
