@@ -7,12 +7,21 @@
 
 use std::time::Instant;
 
-use humanoid::llm::{ChooseRequest, Engine, EngineOptions, Request, Response};
-use humanoid::memory::importance::{importance_prompt, IMPORTANCE_OPTIONS};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use humanoid::agent::mind::Mind;
+use humanoid::agent::reflect::reflect;
+use humanoid::llm::batch::{drive, Port};
+use humanoid::llm::constrain::TokenTable;
+use humanoid::llm::{ChooseRequest, Engine, EngineOptions, Inference, Request, Response};
+use humanoid::memory::importance::{
+    importance_from_result, importance_prompt, importance_requests, IMPORTANCE_OPTIONS,
+};
 use humanoid::memory::index::{IndexConfig, VectorIndex};
 use humanoid::memory::{
-    maybe_reflect, rate_importance, GameTime, HashingEmbedder, Importance, MemoryKind,
-    MemoryStream, NewMemory, ReflectionConfig, StreamConfig,
+    GameTime, HashingEmbedder, Importance, MemoryKind, MemoryStream, NewMemory, ReflectionConfig,
+    StreamConfig, TextEmbedder,
 };
 
 use crate::util;
@@ -21,6 +30,18 @@ const DIM: usize = 384;
 
 fn engine() -> Engine {
     Engine::load(&util::smollm2(), EngineOptions::default()).expect("load SmolLM2")
+}
+
+/// The importance of each memory, rated in one batch as a run's tick rates them.
+fn rate_importance(
+    engine: &mut Engine,
+    memories: &[&str],
+) -> Vec<humanoid::memory::error::Result<Importance>> {
+    engine
+        .run(importance_requests(memories), |_| {})
+        .into_iter()
+        .map(importance_from_result)
+        .collect()
 }
 
 /// Expected rating (unrounded) of each memory, in one batch.
@@ -143,7 +164,8 @@ const JOHN: [&str; 20] = [
 #[test]
 fn reflection_stores_insights_citing_existing_memories() {
     let mut engine = engine();
-    let mut embedder = HashingEmbedder::new(DIM);
+    let table = Arc::new(TokenTable::new(engine.tokenizer()));
+    let embedder = HashingEmbedder::new(DIM);
     let mut stream = MemoryStream::new(DIM, StreamConfig::default()).unwrap();
     // A lower threshold than the default 150: twenty memories rarely sum to 150.
     let threshold = 60;
@@ -186,35 +208,43 @@ fn reflection_stores_insights_citing_existing_memories() {
 
     let now = GameTime(12 * 60);
     let t0 = Instant::now();
-    let outcome = maybe_reflect(
-        &mut engine,
-        &mut embedder,
-        &mut stream,
-        "John Lin",
-        now,
-        &ReflectionConfig::default(),
-    )
-    .unwrap()
-    .expect("reflection runs at the threshold");
-    eprintln!("reflection took {:?}", t0.elapsed());
+    // The simulation's reflection, through an agent's port, as a tick runs it.
+    let before = stream.len() as u64;
+    let engine: RefCell<Box<dyn Inference>> = RefCell::new(Box::new(engine));
+    let embedder: RefCell<Box<dyn TextEmbedder>> = RefCell::new(Box::new(embedder));
+    let port = Port::new(7);
+    let config = ReflectionConfig::default();
+    let date = chrono::NaiveDate::from_ymd_opt(2023, 1, 3).unwrap();
+    let outcome = {
+        let (p, stream, engine, embedder, table) =
+            (port.clone(), &mut stream, &engine, &embedder, &table);
+        let config = &config;
+        let task = Box::pin(async move {
+            let mind = Mind::new("John Lin", p, engine, table, date, 12 * 60);
+            let r = reflect(&mind, stream, embedder, "John Lin", now, config).await;
+            (r, mind.take_fallbacks())
+        });
+        drive(&engine, vec![(port, task)], |_| {})
+            .pop()
+            .flatten()
+            .expect("the reflection finishes")
+    };
+    let (outcome, fallbacks) = outcome;
+    eprintln!(
+        "reflection took {:?}; fallbacks: {fallbacks:?}",
+        t0.elapsed()
+    );
     for q in &outcome.questions {
         eprintln!("question: {q}");
     }
-    for (ins, id) in outcome.insights.iter().zip(&outcome.ids) {
-        eprintln!(
-            "insight {id} (cited by model: {}): {} <- {:?}",
-            ins.cited_by_model, ins.text, ins.evidence
-        );
+    let ids: Vec<u64> = (before..stream.len() as u64).collect();
+    for (ins, id) in outcome.insights.iter().zip(&ids) {
+        eprintln!("insight {id}: {ins}");
     }
     assert_eq!(outcome.questions.len(), 3);
-    assert!(!outcome.ids.is_empty(), "no insight stored");
-    assert_eq!(outcome.ids.len(), outcome.insights.len());
-    let cited = outcome.insights.iter().filter(|i| i.cited_by_model).count();
-    eprintln!(
-        "{cited}/{} insights cite statements themselves",
-        outcome.insights.len()
-    );
-    for &id in &outcome.ids {
+    assert!(!ids.is_empty(), "no insight stored");
+    assert_eq!(ids.len(), outcome.insights.len());
+    for &id in &ids {
         let node = stream.get(id).expect("stored");
         assert_eq!(node.kind, MemoryKind::Reflection);
         assert_eq!(node.created, now);

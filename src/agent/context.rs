@@ -2,7 +2,10 @@
 //! Every prompt of an agent's step starts with the same context, so the engine prefills it
 //! once and reuses it for every question of the step.
 
-use crate::memory::{GameTime, MemoryStream, ScoredMemory, TextEmbedder};
+use chrono::NaiveDate;
+
+use crate::llm::{Inference, Prompt};
+use crate::memory::{fit_to_budget, GameTime, MemoryStream, ScoredMemory, TextEmbedder};
 use crate::world::{clock, closeness_phrase, display_path, AgentSpec};
 
 use super::state::AgentState;
@@ -119,4 +122,31 @@ pub fn recall(
         .filter_map(|s| stream.get(s.id))
         .map(|n| memory_line(&n.text))
         .collect()
+}
+
+/// The prompt `make(system)` where `system` is the agent's [`system_prompt`] with as many of
+/// `memories` (texts oldest first, with their retrieval scores) as fit `engine`'s context
+/// budget less `reserve` tokens: the lowest scores are dropped first.
+#[allow(clippy::too_many_arguments)]
+pub fn fitted_prompt(
+    engine: &dyn Inference,
+    spec: &AgentSpec,
+    state: &AgentState,
+    date: NaiveDate,
+    minutes: u32,
+    memories: &[(String, f32)],
+    reserve: usize,
+    make: impl Fn(&str) -> Prompt,
+) -> Prompt {
+    let lines: Vec<String> = memories.iter().map(|(t, _)| memory_line(t)).collect();
+    let scores: Vec<f32> = memories.iter().map(|(_, s)| *s).collect();
+    let build = |kept: &[String]| make(&system_prompt(spec, state, date, minutes, kept));
+    let budget = engine.context_budget().saturating_sub(reserve);
+    let kept = fit_to_budget(&lines, &scores, budget, |kept| {
+        engine
+            .prompt_tokens(&build(kept))
+            .map_or(usize::MAX, |t| t.len())
+    })
+    .unwrap_or_default();
+    build(&kept)
 }

@@ -13,11 +13,11 @@ use serde::Serialize;
 
 use super::error::{EvalError, Result};
 use super::snapshot::Snapshot;
-use crate::agent::context::{memory_line, system_prompt};
+use crate::agent::context::fitted_prompt;
 use crate::agent::mind::{chat, clean_line};
 use crate::llm::constrain::{ConstraintSpec, TokenTable};
 use crate::llm::{GenerateRequest, Inference, Prompt, Request, Response, Sampling};
-use crate::memory::{fit_to_budget, MemoryKind, TextEmbedder};
+use crate::memory::{MemoryKind, TextEmbedder};
 
 /// Memories retrieved per question by default.
 pub const DEFAULT_MEMORIES: usize = 10;
@@ -126,29 +126,19 @@ pub fn fit_prompt(
     reserve: usize,
     make: impl Fn(&str) -> Prompt,
 ) -> Prompt {
-    let spec = &snapshot.world.agents[agent];
-    let state = &snapshot.agents[agent];
     let mut by_age: Vec<&RecalledMemory> = memories.iter().collect();
     by_age.sort_by_key(|m| m.id);
-    let lines: Vec<String> = by_age.iter().map(|m| memory_line(&m.text)).collect();
-    let scores: Vec<f32> = by_age.iter().map(|m| m.score).collect();
-    let build = |kept: &[String]| {
-        make(&system_prompt(
-            spec,
-            state,
-            snapshot.date,
-            snapshot.minutes,
-            kept,
-        ))
-    };
-    let budget = engine.context_budget().saturating_sub(reserve);
-    let kept = fit_to_budget(&lines, &scores, budget, |kept| {
-        engine
-            .prompt_tokens(&build(kept))
-            .map_or(usize::MAX, |t| t.len())
-    })
-    .unwrap_or_default();
-    build(&kept)
+    let memories: Vec<(String, f32)> = by_age.iter().map(|m| (m.text.clone(), m.score)).collect();
+    fitted_prompt(
+        engine,
+        &snapshot.world.agents[agent],
+        &snapshot.agents[agent],
+        snapshot.date,
+        snapshot.minutes,
+        &memories,
+        reserve,
+        make,
+    )
 }
 
 /// The instruction that ends an interviewed agent's system message.

@@ -2,7 +2,7 @@
 //! memory's importance. Builders return [`Request`]s so a tick driver can batch every
 //! agent's new memories together; [`rate_importance`] runs them on an engine directly.
 
-use crate::llm::{ChooseRequest, Engine, LlmError, Message, Prompt, Request, Response};
+use crate::llm::{ChooseRequest, LlmError, Message, Prompt, Request, Response};
 
 use super::error::{MemoryError, Result};
 use super::node::Importance;
@@ -69,18 +69,6 @@ pub fn importance_from_result(
     result: std::result::Result<Response, LlmError>,
 ) -> Result<Importance> {
     parse_importance(&result?)
-}
-
-/// The importance of each memory, rated in one batch on `engine`.
-pub fn rate_importance(engine: &mut Engine, memories: &[&str]) -> Vec<Result<Importance>> {
-    if memories.is_empty() {
-        return Vec::new();
-    }
-    engine
-        .run(importance_requests(memories), |_| {})
-        .into_iter()
-        .map(importance_from_result)
-        .collect()
 }
 
 /// `result`'s importance, or `fallback` with a warning if rating failed.

@@ -4,18 +4,15 @@
 //! evidence is the cited memories' ids.
 //!
 //! The stages are separate functions that build [`Request`]s and parse [`Response`]s, so a
-//! tick driver can batch them with other agents' requests; [`reflect`] runs all stages on an
-//! engine for one agent. Parsing is defensive: the small default model does not always
+//! tick driver can batch them with other agents' requests; `crate::agent::reflect` runs
+//! the stages for an agent through its port. Parsing is defensive: the small default model does not always
 //! follow the format, and every fallback is logged with `tracing` (info level: a small model often misses the format).
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::{Engine, GenerateRequest, LlmError, Message, Prompt, Request, Response};
+use crate::llm::{GenerateRequest, LlmError, Message, Prompt, Request, Response};
 
-use super::budget::fit_to_budget;
-use super::embedder::{embed_checked, TextEmbedder};
 use super::error::{MemoryError, Result};
-use super::importance::{importance_from_result, importance_or, importance_requests};
 use super::node::{GameTime, Importance, MemoryKind, MemoryNode, NewMemory};
 use super::stream::MemoryStream;
 
@@ -262,141 +259,6 @@ pub fn store_insights(
         })
         .collect();
     stream.add_batch(memories)
-}
-
-/// What a reflection produced.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ReflectionOutcome {
-    pub questions: Vec<String>,
-    pub insights: Vec<Insight>,
-    /// Ids of the stored reflection memories (one per insight).
-    pub ids: Vec<u64>,
-}
-
-/// Token count of a prompt on `engine` (`usize::MAX` if it cannot be rendered).
-fn prompt_len(engine: &Engine, prompt: &Prompt) -> usize {
-    engine
-        .prompt_tokens(prompt)
-        .map(|t| t.len())
-        .unwrap_or(usize::MAX)
-}
-
-/// Runs a whole reflection for one agent on `engine`: questions from the latest memories,
-/// retrieval and insights per question (one batch), importance of the insights (one batch),
-/// storage; then resets the stream's reflection count (also when nothing usable came back,
-/// so a failing model does not retry every tick).
-pub fn reflect(
-    engine: &mut Engine,
-    embedder: &mut dyn TextEmbedder,
-    stream: &mut MemoryStream,
-    agent: &str,
-    now: GameTime,
-    config: &ReflectionConfig,
-) -> Result<ReflectionOutcome> {
-    let recent: Vec<MemoryNode> = stream.latest(config.recent).to_vec();
-    if recent.is_empty() {
-        stream.mark_reflected(now);
-        return Ok(ReflectionOutcome::default());
-    }
-    // 1. Questions, dropping the oldest memories if the prompt is too long.
-    let texts: Vec<&str> = recent.iter().map(|n| n.text.as_str()).collect();
-    let order: Vec<f32> = (0..texts.len()).map(|i| i as f32).collect();
-    let budget = engine
-        .context_budget()
-        .saturating_sub(config.question_max_tokens);
-    let texts = fit_to_budget(&texts, &order, budget, |kept| {
-        prompt_len(engine, &questions_prompt(agent, kept, config.questions))
-    })?;
-    let request = questions_request(agent, &texts, config);
-    let text = match engine.run(vec![request], |_| {}).pop() {
-        Some(r) => generated_text(r).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "reflection: questions request failed");
-            String::new()
-        }),
-        None => String::new(),
-    };
-    let recent_refs: Vec<&MemoryNode> = recent.iter().collect();
-    let questions = questions_or_fallback(&text, agent, &recent_refs, config.questions);
-
-    // 2. Retrieval and insights per question.
-    let question_refs: Vec<&str> = questions.iter().map(String::as_str).collect();
-    let query_vectors = embed_checked(embedder, &question_refs)?;
-    let insight_budget = engine
-        .context_budget()
-        .saturating_sub(config.insight_max_tokens);
-    let mut requests = Vec::with_capacity(questions.len());
-    for (q, v) in questions.iter().zip(&query_vectors) {
-        let scored = stream.retrieve_k(v, now, config.memories_per_question)?;
-        // Show them oldest first; fit by retrieval score.
-        let mut shown: Vec<((u64, String), f32)> = scored
-            .iter()
-            .filter_map(|s| Some(((s.id, stream.get(s.id)?.text.clone()), s.score)))
-            .collect();
-        shown.sort_by_key(|((id, _), _)| *id);
-        let (items, scores): (Vec<(u64, String)>, Vec<f32>) = shown.into_iter().unzip();
-        let kept = fit_to_budget(&items, &scores, insight_budget, |kept| {
-            let t: Vec<&str> = kept.iter().map(|(_, s)| s.as_str()).collect();
-            prompt_len(
-                engine,
-                &insights_prompt(agent, q, &t, config.insights_per_question),
-            )
-        })?;
-        requests.push(insights_request(agent, q, kept, config));
-    }
-    let responses = engine.run(requests.iter().map(|r| r.request.clone()).collect(), |_| {});
-    let mut insights: Vec<Insight> = Vec::new();
-    for (req, resp) in requests.iter().zip(responses) {
-        let text = generated_text(resp).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, question = %req.question, "reflection: insights request failed");
-            String::new()
-        });
-        let parsed = parse_insights(
-            &text,
-            &req.shown,
-            config.insights_per_question,
-            config.cite_all_when_missing,
-        );
-        if parsed.is_empty() {
-            tracing::warn!(question = %req.question, output = %text, "reflection: no insight parsed");
-        }
-        add_new_insights(&mut insights, parsed);
-    }
-
-    // 3. Importance of the insights, then storage.
-    let insight_texts: Vec<&str> = insights.iter().map(|i| i.text.as_str()).collect();
-    let fallback = Importance::from(config.fallback_importance);
-    let importances: Vec<Importance> = if insight_texts.is_empty() {
-        Vec::new()
-    } else {
-        engine
-            .run(importance_requests(&insight_texts), |_| {})
-            .into_iter()
-            .map(|r| importance_or(importance_from_result(r), fallback))
-            .collect()
-    };
-    let embeddings = embed_checked(embedder, &insight_texts)?;
-    let ids = store_insights(stream, &insights, embeddings, &importances, now)?;
-    stream.mark_reflected(now);
-    Ok(ReflectionOutcome {
-        questions,
-        insights,
-        ids,
-    })
-}
-
-/// [`reflect`] if the stream's importance count reached its threshold, else `None`.
-pub fn maybe_reflect(
-    engine: &mut Engine,
-    embedder: &mut dyn TextEmbedder,
-    stream: &mut MemoryStream,
-    agent: &str,
-    now: GameTime,
-    config: &ReflectionConfig,
-) -> Result<Option<ReflectionOutcome>> {
-    if !stream.should_reflect() {
-        return Ok(None);
-    }
-    reflect(engine, embedder, stream, agent, now, config).map(Some)
 }
 
 #[cfg(test)]

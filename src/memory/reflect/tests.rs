@@ -1,6 +1,6 @@
 use super::parse::strip_marker;
 use super::*;
-use crate::memory::embedder::HashingEmbedder;
+use crate::memory::embedder::{HashingEmbedder, TextEmbedder};
 use crate::memory::stream::StreamConfig;
 
 fn shown(n: u64) -> Vec<(u64, String)> {
