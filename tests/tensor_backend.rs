@@ -190,8 +190,7 @@ fn engine_on_tensor_backend_agrees_with_cpu_kernels() {
             _ => panic!("response kinds differ"),
         }
     }
-    if let Backend::Tensor(m) = e.model() {
-        let (in_use, cap) = m.kv_slots();
+    if let Some((in_use, cap)) = e.model().kv_slots() {
         eprintln!("kv pool after the calls: {in_use} slots in use of {cap}");
         // Only the prefix cache's entries hold slots once every request is done.
         assert!(in_use <= 8192 + 64, "{in_use} slots still held");

@@ -91,21 +91,83 @@ impl DeviceChoice {
     }
 }
 
-/// A loaded model behind one of the two forward passes.
-pub enum Backend {
-    Kernels(Model),
-    Tensor(TensorModel),
-}
-
-impl From<Model> for Backend {
-    fn from(m: Model) -> Self {
-        Self::Kernels(m)
+/// What the engine needs of a forward pass over a loaded model. Two implement it: our CPU
+/// kernels ([`Model`]) and the candle tensor path ([`TensorModel`]).
+pub trait Forward: Send + Sync {
+    /// The model's hyper-parameters.
+    fn config(&self) -> &Config;
+    /// Largest position the model serves.
+    fn max_positions(&self) -> usize;
+    /// Bytes of weights held (host or device).
+    fn weight_bytes(&self) -> usize;
+    /// Where it runs, in words (`cpu`, `tensor-cpu`, `cuda`, ...).
+    fn device_name(&self) -> String;
+    /// A cache continuing after `prefix`, stored where this backend keeps keys and values.
+    fn cache_with_prefix(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache;
+    /// One batched forward step (see [`Model::forward`]).
+    fn forward(&self, seqs: &mut [SeqInput<'_>]) -> Result<Vec<Vec<f32>>>;
+    /// Device KV slots (in use, capacity), for a backend that keeps a slot pool.
+    fn kv_slots(&self) -> Option<(usize, usize)> {
+        None
     }
 }
 
-impl From<TensorModel> for Backend {
-    fn from(m: TensorModel) -> Self {
-        Self::Tensor(m)
+impl Forward for Model {
+    fn config(&self) -> &Config {
+        Model::config(self)
+    }
+    fn max_positions(&self) -> usize {
+        Model::max_positions(self)
+    }
+    fn weight_bytes(&self) -> usize {
+        Model::weight_bytes(self)
+    }
+    fn device_name(&self) -> String {
+        "cpu".into()
+    }
+    fn cache_with_prefix(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
+        let cfg = Model::config(self);
+        SeqCache::with_prefix(prefix, cfg.n_layers, cfg.kv_dim(), capacity)
+    }
+    fn forward(&self, seqs: &mut [SeqInput<'_>]) -> Result<Vec<Vec<f32>>> {
+        Model::forward(self, seqs)
+    }
+}
+
+impl Forward for TensorModel {
+    fn config(&self) -> &Config {
+        TensorModel::config(self)
+    }
+    fn max_positions(&self) -> usize {
+        TensorModel::max_positions(self)
+    }
+    fn weight_bytes(&self) -> usize {
+        TensorModel::weight_bytes(self)
+    }
+    fn device_name(&self) -> String {
+        match self.device() {
+            Device::Cpu => "tensor-cpu".into(),
+            Device::Cuda(_) => "cuda".into(),
+            Device::Metal(_) => "metal".into(),
+        }
+    }
+    fn cache_with_prefix(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
+        TensorModel::cache_with_prefix(self, prefix, capacity)
+    }
+    fn forward(&self, seqs: &mut [SeqInput<'_>]) -> Result<Vec<Vec<f32>>> {
+        TensorModel::forward(self, seqs)
+    }
+    fn kv_slots(&self) -> Option<(usize, usize)> {
+        Some(TensorModel::kv_slots(self))
+    }
+}
+
+/// A loaded model behind one of the forward passes.
+pub struct Backend(Box<dyn Forward>);
+
+impl<F: Forward + 'static> From<F> for Backend {
+    fn from(f: F) -> Self {
+        Self(Box::new(f))
     }
 }
 
@@ -118,64 +180,16 @@ impl Backend {
         max_positions: usize,
     ) -> Result<Self> {
         Ok(match device.candle_device()? {
-            None => Self::Kernels(Model::load(g, format, max_positions)?),
-            Some(dev) => Self::Tensor(TensorModel::load(g, &dev, max_positions)?),
+            None => Model::load(g, format, max_positions)?.into(),
+            Some(dev) => TensorModel::load(g, &dev, max_positions)?.into(),
         })
     }
+}
 
-    /// The model's hyper-parameters.
-    pub fn config(&self) -> &Config {
-        match self {
-            Self::Kernels(m) => m.config(),
-            Self::Tensor(m) => m.config(),
-        }
-    }
-
-    /// Largest position the model serves.
-    pub fn max_positions(&self) -> usize {
-        match self {
-            Self::Kernels(m) => m.max_positions(),
-            Self::Tensor(m) => m.max_positions(),
-        }
-    }
-
-    /// Bytes of weights held (host or device).
-    pub fn weight_bytes(&self) -> usize {
-        match self {
-            Self::Kernels(m) => m.weight_bytes(),
-            Self::Tensor(m) => m.weight_bytes(),
-        }
-    }
-
-    /// Where it runs, in words (`cpu kernels`, `cuda:0`, ...).
-    pub fn device_name(&self) -> String {
-        match self {
-            Self::Kernels(_) => "cpu".into(),
-            Self::Tensor(m) => match m.device() {
-                Device::Cpu => "tensor-cpu".into(),
-                Device::Cuda(_) => "cuda".into(),
-                Device::Metal(_) => "metal".into(),
-            },
-        }
-    }
-
-    /// A cache continuing after `prefix`, stored where this backend keeps keys and values.
-    pub fn cache_with_prefix(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
-        match self {
-            Self::Kernels(m) => {
-                let cfg = m.config();
-                SeqCache::with_prefix(prefix, cfg.n_layers, cfg.kv_dim(), capacity)
-            }
-            Self::Tensor(m) => m.cache_with_prefix(prefix, capacity),
-        }
-    }
-
-    /// One batched forward step (see [`Model::forward`]).
-    pub fn forward(&self, seqs: &mut [SeqInput<'_>]) -> Result<Vec<Vec<f32>>> {
-        match self {
-            Self::Kernels(m) => m.forward(seqs),
-            Self::Tensor(m) => m.forward(seqs),
-        }
+impl std::ops::Deref for Backend {
+    type Target = dyn Forward;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
     }
 }
 

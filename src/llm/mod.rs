@@ -27,8 +27,9 @@ pub mod serve;
 pub mod template;
 pub mod tensor;
 pub mod tokenizer;
+mod weights;
 
-pub use backend::{Backend, DeviceChoice};
+pub use backend::{Backend, DeviceChoice, Forward};
 pub use engine::{
     AnswerFilter, Engine, EngineOptions, EngineStats, Event, DEFAULT_PREFIX_CACHE_MIB,
 };

@@ -9,11 +9,11 @@
 use rayon::prelude::*;
 
 use super::config::{Arch, Config};
-use super::dequant;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kernels::{self, SendPtr, Weight};
 use super::kv::SeqCache;
+use super::weights::{load_f32, map_tensor, read_layer};
 
 /// How weights are held in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -142,36 +142,22 @@ impl Model {
         let h = cfg.hidden;
         let embed = load_weight(g, "token_embd.weight", cfg.vocab, h, WeightFormat::Q8)?;
         let mut layers = Vec::with_capacity(cfg.n_layers);
-        let gemma = cfg.arch == Arch::Gemma3;
         for l in 0..cfg.n_layers {
-            let p = |n: &str| format!("blk.{l}.{n}.weight");
-            let q = load_f32(g, &p("attn_q"), cfg.q_dim() * h)?;
-            let k = load_f32(g, &p("attn_k"), cfg.kv_dim() * h)?;
-            let v = load_f32(g, &p("attn_v"), cfg.kv_dim() * h)?;
-            let qkv = [q, k, v].concat();
-            let gate = load_f32(g, &p("ffn_gate"), cfg.ffn * h)?;
-            let up = load_f32(g, &p("ffn_up"), cfg.ffn * h)?;
-            let gate_up = [gate, up].concat();
-            let qkv_bias = load_qkv_bias(g, &cfg, l)?;
-            let opt_norm = |g: &mut GgufFile, n: &str, len: usize| -> Result<Option<Vec<f32>>> {
-                if gemma {
-                    load_f32(g, &p(n), len).map(Some)
-                } else {
-                    Ok(None)
-                }
-            };
+            let w = read_layer(g, &cfg, l)?;
+            let qkv = [w.q, w.k, w.v].concat();
+            let gate_up = [w.gate, w.up].concat();
             layers.push(Layer {
-                attn_norm: load_f32(g, &p("attn_norm"), h)?,
+                attn_norm: w.attn_norm,
                 wqkv: make_weight(&qkv, cfg.q_dim() + 2 * cfg.kv_dim(), h, format),
-                qkv_bias,
-                q_norm: opt_norm(g, "attn_q_norm", cfg.head_dim)?,
-                k_norm: opt_norm(g, "attn_k_norm", cfg.head_dim)?,
-                wo: load_weight(g, &p("attn_output"), h, cfg.q_dim(), format)?,
-                post_attn_norm: opt_norm(g, "post_attention_norm", h)?,
-                ffn_norm: load_f32(g, &p("ffn_norm"), h)?,
+                qkv_bias: w.qkv_bias,
+                q_norm: w.q_norm,
+                k_norm: w.k_norm,
+                wo: make_weight(&w.wo, h, cfg.q_dim(), format),
+                post_attn_norm: w.post_attn_norm,
+                ffn_norm: w.ffn_norm,
                 w_gate_up: make_weight(&gate_up, 2 * cfg.ffn, h, format),
-                w_down: load_weight(g, &p("ffn_down"), h, cfg.ffn, format)?,
-                post_ffn_norm: opt_norm(g, "post_ffw_norm", h)?,
+                w_down: make_weight(&w.down, h, cfg.ffn, format),
+                post_ffn_norm: w.post_ffn_norm,
             });
         }
         let out_norm = load_f32(g, "output_norm.weight", h)?;
@@ -451,47 +437,6 @@ impl Model {
             jobs.par_iter().for_each(run);
         }
     }
-}
-
-/// Reads a tensor as `[rows, cols]` and maps chunks of its rows (as f32) through `f`,
-/// checking the element count and that every value is finite.
-fn map_tensor<R: Send>(
-    g: &mut GgufFile,
-    name: &str,
-    rows: usize,
-    cols: usize,
-    f: impl Fn(&[f32]) -> std::result::Result<R, String> + Sync,
-) -> Result<Vec<R>> {
-    let qt = g.tensor(name)?;
-    let bad = |reason: String| LlmError::BadTensor {
-        path: g.path().to_path_buf(),
-        name: name.to_string(),
-        reason,
-    };
-    let n = qt.shape().elem_count();
-    if n != rows * cols {
-        return Err(bad(format!("has {n} elements, expected {}", rows * cols)));
-    }
-    dequant::map_row_chunks(&qt, rows, cols, f).map_err(bad)
-}
-
-/// The Q, K and V biases of layer `l` stacked as `[q_dim + 2·kv_dim]`, for architectures that
-/// have them (`None` otherwise).
-pub(super) fn load_qkv_bias(g: &mut GgufFile, cfg: &Config, l: usize) -> Result<Option<Vec<f32>>> {
-    if !cfg.qkv_bias {
-        return Ok(None);
-    }
-    let b = |g: &mut GgufFile, n: &str, len: usize| load_f32(g, &format!("blk.{l}.{n}.bias"), len);
-    let q = b(g, "attn_q", cfg.q_dim())?;
-    let k = b(g, "attn_k", cfg.kv_dim())?;
-    let v = b(g, "attn_v", cfg.kv_dim())?;
-    Ok(Some([q, k, v].concat()))
-}
-
-/// Reads a tensor of `expect` elements as f32.
-pub(super) fn load_f32(g: &mut GgufFile, name: &str, expect: usize) -> Result<Vec<f32>> {
-    let chunks = map_tensor(g, name, 1, expect, |x| Ok(x.to_vec()))?;
-    Ok(chunks.concat())
 }
 
 fn make_weight(data: &[f32], rows: usize, cols: usize, format: WeightFormat) -> Weight {

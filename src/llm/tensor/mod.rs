@@ -22,7 +22,8 @@ use super::config::{Arch, Config};
 use super::error::Result;
 use super::gguf::GgufFile;
 use super::kv::{KvSegment, SeqCache, SharedPrefix, SlotPool};
-use super::model::{load_f32, load_qkv_bias, LogitsFor, Rope, SeqInput};
+use super::model::{LogitsFor, Rope, SeqInput};
+use super::weights::{load_f32, read_layer};
 use attention::StepPlan;
 
 /// Slots the device KV pool starts with; it doubles when full.
@@ -77,20 +78,17 @@ impl TensorModel {
         let dev = device.clone();
         let vec = |data: Vec<f32>| Tensor::from_vec(data, h, &dev);
         let mat = |data: Vec<f32>, rows: usize| Tensor::from_vec(data, (rows, h), &dev);
-        let gemma = cfg.arch == Arch::Gemma3;
         // Interleaved RoPE becomes rotate-halves by permuting Q/K rows (and norms) per head.
         let permute = !cfg.rope_neox;
         let mut layers = Vec::with_capacity(cfg.n_layers);
         for l in 0..cfg.n_layers {
-            let p = |n: &str| format!("blk.{l}.{n}.weight");
-            let mut q = load_f32(g, &p("attn_q"), cfg.q_dim() * h)?;
-            let mut k = load_f32(g, &p("attn_k"), cfg.kv_dim() * h)?;
+            let w = read_layer(g, &cfg, l)?;
+            let (mut q, mut k) = (w.q, w.k);
             if permute {
                 q = halves_order(&q, hd, h);
                 k = halves_order(&k, hd, h);
             }
-            let v = load_f32(g, &p("attn_v"), cfg.kv_dim() * h)?;
-            let qkv_bias = match load_qkv_bias(g, &cfg, l)? {
+            let qkv_bias = match w.qkv_bias {
                 Some(b) => {
                     let (qb, rest) = b.split_at(cfg.q_dim());
                     let (kb, vb) = rest.split_at(cfg.kv_dim());
@@ -105,42 +103,26 @@ impl TensorModel {
                 }
                 None => None,
             };
-            let gate = load_f32(g, &p("ffn_gate"), cfg.ffn * h)?;
-            let up = load_f32(g, &p("ffn_up"), cfg.ffn * h)?;
-            let norm = |g: &mut GgufFile, n: &str, len: usize, perm: bool| -> Result<_> {
-                if !gemma {
-                    return Ok(None);
-                }
-                let mut w = load_f32(g, &p(n), len)?;
+            let norm = |w: Option<Vec<f32>>, perm: bool| -> Result<_> {
+                let Some(mut w) = w else { return Ok(None) };
                 if perm && permute {
                     w = halves_order(&w, hd, 1);
                 }
+                let len = w.len();
                 Ok(Some(Tensor::from_vec(w, len, device)?))
             };
-            let q_norm = norm(g, "attn_q_norm", hd, true)?;
-            let k_norm = norm(g, "attn_k_norm", hd, true)?;
-            let post_attn_norm = norm(g, "post_attention_norm", h, false)?;
-            let post_ffn_norm = norm(g, "post_ffw_norm", h, false)?;
             layers.push(Layer {
-                attn_norm: vec(load_f32(g, &p("attn_norm"), h)?)?,
-                wqkv: mat([q, k, v].concat(), cfg.q_dim() + 2 * cfg.kv_dim())?,
+                attn_norm: vec(w.attn_norm)?,
+                wqkv: mat([q, k, w.v].concat(), cfg.q_dim() + 2 * cfg.kv_dim())?,
                 qkv_bias,
-                q_norm,
-                k_norm,
-                wo: Tensor::from_vec(
-                    load_f32(g, &p("attn_output"), h * cfg.q_dim())?,
-                    (h, cfg.q_dim()),
-                    device,
-                )?,
-                post_attn_norm,
-                ffn_norm: vec(load_f32(g, &p("ffn_norm"), h)?)?,
-                w_gate_up: mat([gate, up].concat(), 2 * cfg.ffn)?,
-                w_down: Tensor::from_vec(
-                    load_f32(g, &p("ffn_down"), h * cfg.ffn)?,
-                    (h, cfg.ffn),
-                    device,
-                )?,
-                post_ffn_norm,
+                q_norm: norm(w.q_norm, true)?,
+                k_norm: norm(w.k_norm, true)?,
+                wo: Tensor::from_vec(w.wo, (h, cfg.q_dim()), device)?,
+                post_attn_norm: norm(w.post_attn_norm, false)?,
+                ffn_norm: vec(w.ffn_norm)?,
+                w_gate_up: mat([w.gate, w.up].concat(), 2 * cfg.ffn)?,
+                w_down: Tensor::from_vec(w.down, (h, cfg.ffn), device)?,
+                post_ffn_norm: norm(w.post_ffn_norm, false)?,
             });
         }
         let embed = mat(load_f32(g, "token_embd.weight", cfg.vocab * h)?, cfg.vocab)?;
