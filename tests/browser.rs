@@ -318,7 +318,7 @@ fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
         let place = humanoid::sim::state_file::place_key(&agents[0].location);
         let turn = |name: &str, text: &str| TurnSnapshot {
             name: name.into(),
-            text: text.into(),
+            text: Some(text.into()),
             reaction: None,
         };
         let state = StateFile {
@@ -334,6 +334,7 @@ fn synthetic_run(world: &humanoid::world::World, dir: &Path, steps: u32) {
             .into_iter()
             .collect(),
             agents,
+            world: None,
         };
         let name = clock::state_file_name(world.start_date, minutes);
         std::fs::write(dir.join(name), serde_json::to_string(&state).unwrap()).unwrap();

@@ -224,7 +224,7 @@ fn reflection_stores_insights_citing_existing_memories() {
             let r = reflect(&mind, stream, embedder, "John Lin", now, config).await;
             (r, mind.take_fallbacks())
         });
-        drive(&engine, vec![(port, task)], |_| {})
+        drive(engine, vec![(port, task)], |_| {})
             .pop()
             .flatten()
             .expect("the reflection finishes")

@@ -159,7 +159,8 @@ pub fn check_state(world: &World, file: &str, state: &StateFile) -> (usize, usiz
     for (place, convs) in &state.conversations {
         for c in convs {
             for t in c {
-                if world.agent_index(&t.name).is_none() || t.text.trim().is_empty() {
+                let blank = t.text.as_deref().is_some_and(|s| s.trim().is_empty());
+                if world.agent_index(&t.name).is_none() || blank {
                     problems.push(format!(
                         "{file}: conversations.{place}: bad turn {:?}",
                         t.name
@@ -226,4 +227,61 @@ pub fn check_run(dir: &Path, world: &World) -> std::io::Result<CheckReport> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentState;
+    use crate::sim::AgentSnapshot;
+
+    /// A state file as the original Humanoid Agents writes it: a silent responder's turn
+    /// (`"text": null`) and the `world` tree.
+    #[test]
+    fn the_originals_state_files_are_read_and_pass() {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            Path::new("worlds/lin-family.toml"),
+        )
+        .unwrap();
+        let agents: Vec<serde_json::Value> = world
+            .agents
+            .iter()
+            .map(|a| {
+                let mut s = AgentState::from_spec(a, false);
+                s.activity = "eat breakfast".into();
+                s.activity_emoji = "🍳☕".into();
+                s.day_plan = vec![crate::agent::state::PlanLine::new(6 * 60, "wake up")];
+                s.quarter_plan = vec![crate::agent::state::PlanLine::new(8 * 60, "eat breakfast")];
+                serde_json::to_value(AgentSnapshot::of(&s)).unwrap()
+            })
+            .collect();
+        let (john, eddy) = (&world.agents[0].name, &world.agents[1].name);
+        let text = serde_json::json!({
+            "date": "Tuesday Jan 03 2023",
+            "time": "08:00 am",
+            "agents": agents,
+            "conversations": {"Lin family's house-Kitchen": [[
+                {"name": john, "text": "Good morning!", "reaction": "enjoyed"},
+                {"name": eddy, "text": null, "reaction": "did not enjoy"}
+            ]]},
+            "world": {"name": "World", "agents": [john, eddy], "contains": [
+                {"name": "Lin family's house", "agents": [john, eddy], "contains": []}
+            ]}
+        })
+        .to_string();
+        let state: StateFile = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            state.conversations.values().next().unwrap()[0][1].text,
+            None
+        );
+        let (n, ok, problems) = check_state(&world, "state.json", &state);
+        assert_eq!((n, ok), (2, 2), "{problems:?}");
+        assert!(problems.is_empty(), "{problems:?}");
+        // An empty utterance is still a bad turn; a silent one (null) is not.
+        let bad = text.replace("Good morning!", " ");
+        let state: StateFile = serde_json::from_str(&bad).unwrap();
+        let (_, _, problems) = check_state(&world, "state.json", &state);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+    }
 }

@@ -218,9 +218,10 @@ pub fn quality(
         for convs in st.conversations.values() {
             for conv in convs {
                 for turn in conv {
+                    let Some(text) = &turn.text else { continue };
                     r.clean_utterances
-                        .add(!has_label_or_direction(&turn.text, &names), || {
-                            format!("{}: {}", turn.name, turn.text)
+                        .add(!has_label_or_direction(text, &names), || {
+                            format!("{}: {text}", turn.name)
                         });
                 }
             }

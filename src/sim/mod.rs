@@ -21,5 +21,5 @@ pub use error::SimError;
 pub use inject::Injection;
 pub use run::{ModelInfo, Progress, Run, RunConfig};
 pub use run_dir::RunDir;
-pub use state_file::{AgentSnapshot, StateFile, TurnSnapshot};
+pub use state_file::{AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 pub use tick::{Counters, Runtime, RuntimeParts, Sim, SimState};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot};
+use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 use crate::agent::converse::{converse, Conversation, Speaker};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
@@ -240,7 +240,7 @@ impl Sim {
             );
             let last_turn = |name: &str| c.turns.iter().rposition(|t| t.name == name);
             let (li, lj) = (last_turn(&ni), last_turn(&nj));
-            let turns = c
+            let mut turns: Vec<TurnSnapshot> = c
                 .turns
                 .iter()
                 .enumerate()
@@ -254,11 +254,21 @@ impl Sim {
                     };
                     TurnSnapshot {
                         name: turn.name.clone(),
-                        text: turn.text.clone(),
+                        text: Some(turn.text.clone()),
                         reaction,
                     }
                 })
                 .collect();
+            // A participant who never spoke still appears, silent, with their judgement.
+            for (k, (name, last)) in [(&ni, li), (&nj, lj)].into_iter().enumerate() {
+                if last.is_none() {
+                    turns.push(TurnSnapshot {
+                        name: name.clone(),
+                        text: None,
+                        reaction: Some(enjoy_word(c.enjoyed[k])),
+                    });
+                }
+            }
             by_place.entry(place).or_default().push(turns);
         }
 
@@ -278,6 +288,15 @@ impl Sim {
                 time: time_s,
                 agents: self.state.agents.iter().map(AgentSnapshot::of).collect(),
                 conversations: by_place,
+                world: Some(WorldNode::of(
+                    &self.world.locations,
+                    &self
+                        .state
+                        .agents
+                        .iter()
+                        .map(|a| (a.name.as_str(), a.location.as_slice()))
+                        .collect::<Vec<_>>(),
+                )),
             },
             file_name: clock::state_file_name(date, minutes),
         }

@@ -543,7 +543,7 @@
     return c.convs.map((conv, i) => el('ol', { class: 'dialogue', 'aria-label': `Conversation ${i + 1}` },
       conv.filter((l) => l && typeof l === 'object').map((l) => el('li', {},
         el('span', { class: 'speaker', style: { color: run.colors.get(str(l.name)) || 'inherit' }, text: `${str(l.name) || '?'}: ` }),
-        el('span', { class: 'said', text: str(l.text) }),
+        l.text == null ? el('span', { class: 'said muted', text: '(did not answer)' }) : el('span', { class: 'said', text: str(l.text) }),
         l.reaction ? el('span', { class: `reaction ${/not/.test(str(l.reaction)) ? 'bad' : 'good'}`, text: ` (${str(l.reaction)})` }) : null))));
   }
 
