@@ -210,15 +210,14 @@ fn served_page_follows_a_run_in_progress() {
     // A run folder of its own: two states now, a third written while the page is open.
     let dir = tempfile::tempdir().unwrap();
     let live = dir.path().join("live");
-    std::fs::create_dir(&live).unwrap();
     let lin = runs().join("lin");
-    for e in std::fs::read_dir(&lin).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().into_string().unwrap();
-        if name != "summary.json" && name != "state_2023-01-03_06h30.json" {
-            std::fs::copy(e.path(), live.join(&name)).unwrap();
-        }
-    }
+    crate::util::copy_run(&lin, &live);
+    std::fs::remove_file(live.join("summary.json")).unwrap();
+    std::fs::remove_file(crate::util::state_path(
+        &live,
+        "state_2023-01-03_06h30.json",
+    ))
+    .unwrap();
     let server = Server::start(&live);
     let browser = browser();
     let (tab, _) = tab(&browser);
@@ -227,8 +226,8 @@ fn served_page_follows_a_run_in_progress() {
     let max = "Number(document.querySelector('#time-slider').max)";
     assert_eq!(eval(&tab, max), 1);
     std::fs::copy(
-        lin.join("state_2023-01-03_06h30.json"),
-        live.join("state_2023-01-03_06h30.json"),
+        crate::util::state_path(&lin, "state_2023-01-03_06h30.json"),
+        crate::util::state_path(&live, "state_2023-01-03_06h30.json"),
     )
     .unwrap();
     let t0 = Instant::now();

@@ -192,10 +192,10 @@ fn check_command_flags_a_malformed_state_file() {
     let dir = one_day_dir();
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("run");
-    std::fs::create_dir(&copy).unwrap();
+    std::fs::create_dir_all(copy.join("states")).unwrap();
     std::fs::copy(
-        dir.join("state_2023-01-03_06h00.json"),
-        copy.join("state_2023-01-03_06h00.json"),
+        crate::util::state_path(&dir, "state_2023-01-03_06h00.json"),
+        crate::util::state_path(&copy, "state_2023-01-03_06h00.json"),
     )
     .unwrap();
     // A run of one step: the copy is complete.
@@ -209,7 +209,7 @@ fn check_command_flags_a_malformed_state_file() {
         "{}",
         String::from_utf8_lossy(&ok.stdout)
     );
-    let path = copy.join("state_2023-01-03_06h00.json");
+    let path = crate::util::state_path(&copy, "state_2023-01-03_06h00.json");
     let mut s: StateFile = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     s.agents[0].activity_emoji = "I'm ready to share a joke,".into();
     s.agents[0].most_recent_15m_plan = "20:30 pm: dinner".into();
@@ -270,15 +270,14 @@ fn check_fails_on_missing_and_extra_steps() {
     assert!(text.contains("well-formed: 0.0% of 144"), "{text}");
 
     let gap = tmp.path().join("gap");
-    std::fs::create_dir_all(&gap).unwrap();
-    for f in std::fs::read_dir(one_day_dir()).unwrap().flatten() {
-        if f.path().is_file() {
-            std::fs::copy(f.path(), gap.join(f.file_name())).unwrap();
-        }
-    }
+    crate::util::copy_run(&one_day_dir(), &gap);
     assert!(check(&gap).status.success(), "a complete copy passes");
-    std::fs::remove_file(gap.join("state_2023-01-03_12h00.json")).unwrap();
-    std::fs::write(gap.join("state_2023-01-03_05h00.json"), "{}").unwrap();
+    std::fs::remove_file(crate::util::state_path(&gap, "state_2023-01-03_12h00.json")).unwrap();
+    std::fs::write(
+        crate::util::state_path(&gap, "state_2023-01-03_05h00.json"),
+        "{}",
+    )
+    .unwrap();
     let out = check(&gap);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{text}");

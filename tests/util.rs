@@ -93,3 +93,21 @@ pub fn ok(out: &Output) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Copies a run folder (its files and its `states/`) to `to`, which is created.
+pub fn copy_run(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_run(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// The path of state file `name` of the run in `dir`.
+pub fn state_path(dir: &Path, name: &str) -> PathBuf {
+    humanoid::sim::RunDir::new(dir).state_path(name)
+}

@@ -46,24 +46,28 @@ pub fn runs() -> &'static Path {
         );
         let copy = |name: &str| -> PathBuf {
             let to = dir.path().join(name);
-            std::fs::create_dir(&to).unwrap();
-            for e in std::fs::read_dir(&lin).unwrap() {
-                let e = e.unwrap();
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-            }
+            crate::util::copy_run(&lin, &to);
             to
         };
         let truncated = copy("truncated");
-        let f = truncated.join("state_2023-01-03_06h15.json");
+        let f = crate::util::state_path(&truncated, "state_2023-01-03_06h15.json");
         let text = std::fs::read(&f).unwrap();
         std::fs::write(&f, &text[..text.len() / 2]).unwrap();
         let missing = copy("missing");
-        std::fs::remove_file(missing.join("state_2023-01-03_06h15.json")).unwrap();
+        std::fs::remove_file(crate::util::state_path(
+            &missing,
+            "state_2023-01-03_06h15.json",
+        ))
+        .unwrap();
         let broken = copy("broken");
         std::fs::write(broken.join("config.json"), "{\"version\": ").unwrap();
         let running = copy("running");
         std::fs::remove_file(running.join("summary.json")).unwrap();
-        std::fs::remove_file(running.join("state_2023-01-03_06h30.json")).unwrap();
+        std::fs::remove_file(crate::util::state_path(
+            &running,
+            "state_2023-01-03_06h30.json",
+        ))
+        .unwrap();
         dir
     })
     .path()
@@ -318,10 +322,7 @@ fn report_is_one_self_contained_file() {
 async fn an_absurd_step_count_is_a_problem_not_an_abort() {
     let dir = tempfile::tempdir().unwrap();
     let huge = dir.path().join("huge");
-    std::fs::create_dir(&huge).unwrap();
-    for e in std::fs::read_dir(runs().join("lin")).unwrap().flatten() {
-        std::fs::copy(e.path(), huge.join(e.file_name())).unwrap();
-    }
+    crate::util::copy_run(&runs().join("lin"), &huge);
     let cfg = std::fs::read_to_string(huge.join("config.json")).unwrap();
     let mut v: Value = serde_json::from_str(&cfg).unwrap();
     v["steps"] = serde_json::json!(1_000_000_000_000u64);

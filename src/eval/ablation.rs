@@ -111,15 +111,9 @@ pub fn measure_run(dir: &Path) -> Result<RunMeasures> {
 
 /// Steps with a state file in `dir`.
 fn written_steps(dir: &Path) -> u64 {
-    std::fs::read_dir(dir).map_or(0, |d| {
-        d.filter_map(|e| e.ok())
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                name.starts_with("state_") && name.ends_with(".json")
-            })
-            .count() as u64
-    })
+    crate::sim::RunDir::new(dir)
+        .state_files()
+        .map_or(0, |f| f.len() as u64)
 }
 
 /// Mean and spread of a measure over seeds.

@@ -97,7 +97,8 @@ impl Snapshot {
         let (agents, memories) = if latest {
             (ck.state.agents, ck.memories)
         } else {
-            let file = dir.join(clock::state_file_name(date, minutes));
+            let file =
+                crate::sim::RunDir::new(dir).state_path(&clock::state_file_name(date, minutes));
             let agents = states_from_file(&file, &start)?;
             let memories = ck
                 .memories

@@ -142,6 +142,7 @@ impl Run {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let lock = RunLock::acquire(dir)?;
         let files = RunDir::new(dir);
+        files.create_states_dir()?;
         let frozen = config
             .parsed_conditions()?
             .iter()

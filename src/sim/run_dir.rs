@@ -2,8 +2,13 @@
 //! replays or evaluates a run finds its files through here.
 //!
 //! A run folder holds `config.json` (everything needed to reproduce or resume the run),
-//! `events.jsonl`, one `state_*.json` per step, `checkpoint.bin` after every step,
-//! `summary.json` at the end, and a lock file while a process writes it.
+//! `events.jsonl`, `states/` with one `state_*.json` per step, `checkpoint.bin` after every
+//! step, `summary.json` at the end, and a lock file while a process writes it.
+//!
+//! The state files have a folder of their own so that the original Humanoid Agents
+//! dashboard, which reads every `*.json` of the folder it is given, reads them
+//! (`--folder RUN/states`). Runs written before kept them at the top of the folder; they
+//! are read from there.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +25,8 @@ pub const EVENTS: &str = "events.jsonl";
 pub const CHECKPOINT: &str = "checkpoint.bin";
 /// The counters and timing, written when every step has run.
 pub const SUMMARY: &str = "summary.json";
+/// The folder of the per-step state files.
+pub const STATES: &str = "states";
 
 /// A run folder (not necessarily a complete or even a started run).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,9 +82,25 @@ impl RunDir {
         self.path.join(SUMMARY)
     }
 
+    /// The folder of the state files: `states/`, or the run folder itself for a run that
+    /// kept them at the top (made before `states/`).
+    pub fn states_dir(&self) -> PathBuf {
+        let states = self.path.join(STATES);
+        if !states.is_dir() && has_state_files(&self.path) {
+            return self.path.clone();
+        }
+        states
+    }
+
     /// The path of a state file named `name` (see [`crate::world::World::state_file_of`]).
     pub fn state_path(&self, name: &str) -> PathBuf {
-        self.path.join(name)
+        self.states_dir().join(name)
+    }
+
+    /// Makes the `states/` folder of a new run.
+    pub fn create_states_dir(&self) -> Result<()> {
+        let states = self.path.join(STATES);
+        std::fs::create_dir_all(&states).map_err(io_err(&states))
     }
 
     /// Whether a first checkpoint was written (a run killed while it was being created has
@@ -103,13 +126,13 @@ impl RunDir {
 
     /// The `state_*.json` files, sorted by name (which is time order).
     pub fn state_files(&self) -> std::io::Result<Vec<PathBuf>> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.path)?
+        let dir = self.states_dir();
+        if !dir.is_dir() && self.path.is_dir() {
+            return Ok(Vec::new()); // a run that has not written a step yet
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("state_") && n.ends_with(".json"))
-            })
+            .filter(|p| is_state_file(p))
             .collect();
         files.sort();
         Ok(files)
@@ -132,8 +155,13 @@ impl RunDir {
     }
 
     /// Removes what a run killed before its first checkpoint left (`config.json`, the log,
-    /// a summary, the lock and half-written `*.tmp` files); the caller keeps the config.
+    /// a summary, the lock, half-written `*.tmp` files and the empty `states/`); the caller
+    /// keeps the config.
     pub fn clear_unstarted(&self) -> Result<()> {
+        let states = self.path.join(STATES);
+        if states.is_dir() {
+            std::fs::remove_dir(&states).map_err(io_err(&states))?;
+        }
         for entry in std::fs::read_dir(&self.path).map_err(io_err(&self.path))? {
             let path = entry.map_err(io_err(&self.path))?.path();
             let name = path
@@ -148,6 +176,17 @@ impl RunDir {
         }
         Ok(())
     }
+}
+
+fn is_state_file(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("state_") && n.ends_with(".json"))
+}
+
+fn has_state_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .is_ok_and(|mut entries| entries.any(|e| e.is_ok_and(|e| is_state_file(&e.path()))))
 }
 
 #[cfg(test)]
@@ -206,5 +245,28 @@ mod tests {
         assert!(!tmp.path().join("config.json.tmp").exists());
         assert!(tmp.path().join("notes.json").exists());
         assert_eq!(names(&dir).len(), 2);
+    }
+
+    #[test]
+    fn a_new_run_keeps_its_states_in_their_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = RunDir::new(tmp.path());
+        assert_eq!(dir.states_dir(), tmp.path().join(STATES));
+        assert!(dir.state_files().unwrap().is_empty(), "no step yet");
+        dir.create_states_dir().unwrap();
+        std::fs::write(dir.state_path("state_2023-01-03_06h00.json"), "{}").unwrap();
+        std::fs::write(tmp.path().join("summary.json"), "{}").unwrap();
+        let files = dir.state_files().unwrap();
+        assert_eq!(
+            files,
+            [tmp.path().join("states/state_2023-01-03_06h00.json")]
+        );
+        // A run killed before its first checkpoint leaves an empty folder, cleared with it.
+        let fresh = tempfile::tempdir().unwrap();
+        let dir = RunDir::new(fresh.path());
+        dir.create_states_dir().unwrap();
+        std::fs::write(dir.config_path(), "{}").unwrap();
+        dir.clear_unstarted().unwrap();
+        assert_eq!(std::fs::read_dir(fresh.path()).unwrap().count(), 0);
     }
 }
