@@ -106,7 +106,9 @@ fn parse_date(s: &str) -> Result<(NaiveDate, Option<String>), String> {
         rest if rest.len() == 3 => (None, rest.join(" ")),
         _ => return Err(bad_date(s)),
     };
-    let date = NaiveDate::parse_from_str(&rest, "%b %d %Y").map_err(|_| bad_date(s))?;
+    let date = NaiveDate::parse_from_str(&rest, "%b %d %Y")
+        .or_else(|_| NaiveDate::parse_from_str(&rest, "%B %d %Y"))
+        .map_err(|_| bad_date(s))?;
     let actual = date.format("%A").to_string();
     let note = match weekday {
         Some(w) if !actual.to_lowercase().starts_with(&w.to_lowercase()) || w.len() < 3 => {

@@ -185,6 +185,16 @@ pub fn convert(src: &Sources, opts: &ImportOptions) -> Result<Imported, ImportEr
             kept.push((e.date, e.text));
         }
     }
+    // Warnings and problems in the order of the files, then as found.
+    let files: Vec<&str> = std::iter::once(&src.map)
+        .chain(&src.agents)
+        .chain(&src.events)
+        .chain(&src.agent_config)
+        .map(|s| s.name.as_str())
+        .collect();
+    let rank = |f: &str| files.iter().position(|&x| x == f).unwrap_or(files.len());
+    r.warnings.sort_by_key(|w| rank(&w.file));
+    r.problems.sort_by_key(|p| rank(&p.file));
     if !r.problems.is_empty() {
         return Err(ImportError::Input(r.problems));
     }

@@ -260,7 +260,7 @@ fn events_outside_the_days_are_left_out() {
     assert_eq!(i.world.events[0].text, "On time.");
     let w = warnings(&i);
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(w[0].starts_with("events.yaml: \"2023-01-02\": 2023-01-02 is outside"), "{w:?}");
+    assert!(w[0].starts_with("events.yaml: 2023-01-02: 2023-01-02 is outside"), "{w:?}");
     assert!(w[1].contains("left out (--start-date, --days)"), "{w:?}");
 }
 
@@ -345,7 +345,8 @@ fn missing_and_wrong_fields_name_the_file_and_field() {
     let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &old)]), &ImportOptions::default())
         .unwrap_err();
     let p = problems(&e);
-    assert!(p[0].starts_with("ben.json:3: age: 200 is out of range"), "{p:?}");
+    // (ben_with writes the keys in alphabetical order: "age" is on line 2)
+    assert!(p[0].starts_with("ben.json:2: age: 200 is out of range"), "{p:?}");
 
     let traits = ben_with("traits", "[\"kind\", 3]");
     let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &traits)]), &ImportOptions::default())
