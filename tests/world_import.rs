@@ -117,13 +117,21 @@ fn world_import_converts_an_original_world_that_then_validates() {
     assert_eq!(stderr.lines().count(), 6, "{stderr}");
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("wrote out.toml: Quill (3 agents, 6 places, 2 days from 2023-01-03; 6 warnings)"),
+        stdout.contains(
+            "wrote out.toml: Quill (3 agents, 6 places, 2 days from 2023-01-03; 6 warnings)"
+        ),
         "{stdout}"
     );
 
     let toml = std::fs::read_to_string(d.join("out.toml")).unwrap();
-    assert!(toml.starts_with("# Imported by `humanoid world import`"), "{toml}");
-    assert!(toml.contains("#   agents: dara.json, eli.json, fen.json"), "{toml}");
+    assert!(
+        toml.starts_with("# Imported by `humanoid world import`"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("#   agents: dara.json, eli.json, fen.json"),
+        "{toml}"
+    );
     let v = humanoid(d, &["validate", "out.toml"]);
     assert!(v.status.success(), "{}", text(&v.stderr));
     assert!(
@@ -151,21 +159,39 @@ fn world_import_converts_an_original_world_that_then_validates() {
     let again = import(&[]);
     assert!(!again.status.success());
     let err = text(&again.stderr);
-    assert!(err.contains("out.toml already exists") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("out.toml already exists") && err.contains("--force"),
+        "{err}"
+    );
     let forced = import(&["--force", "--name", "Quill harbour"]);
     assert!(forced.status.success(), "{}", text(&forced.stderr));
     let world = humanoid::world::World::load(&d.join("out.toml")).unwrap();
     assert_eq!(world.name, "Quill harbour");
 
     // A broken agent file: the error names the file and line, and nothing is written.
-    std::fs::write(d.join("fen.json"), "{\n  \"name\": \"Fen Ode\",\n  \"age\": ,\n}").unwrap();
+    std::fs::write(
+        d.join("fen.json"),
+        "{\n  \"name\": \"Fen Ode\",\n  \"age\": ,\n}",
+    )
+    .unwrap();
     let bad = humanoid(
         d,
-        &["world", "import", "quill_map.yaml", "dara.json", "fen.json", "-o", "bad.toml"],
+        &[
+            "world",
+            "import",
+            "quill_map.yaml",
+            "dara.json",
+            "fen.json",
+            "-o",
+            "bad.toml",
+        ],
     );
     assert_eq!(bad.status.code(), Some(1));
     let err = text(&bad.stderr);
-    assert!(err.contains("error: fen.json:3:") && err.contains("invalid JSON"), "{err}");
+    assert!(
+        err.contains("error: fen.json:3:") && err.contains("invalid JSON"),
+        "{err}"
+    );
     assert!(err.contains("nothing was written to bad.toml"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(!d.join("bad.toml").exists());

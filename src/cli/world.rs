@@ -111,7 +111,11 @@ fn import_world(a: ImportArgs) -> Result<()> {
         if w.days == 1 { "" } else { "s" },
         w.start_date,
         imported.warnings.len(),
-        if imported.warnings.len() == 1 { "" } else { "s" }
+        if imported.warnings.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     );
     Ok(())
 }

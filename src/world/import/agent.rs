@@ -87,7 +87,11 @@ impl<'a> Fields<'a> {
                         key,
                         format!(
                             "one string: split at {} into {} {what}{}",
-                            if sep == '\n' { "line breaks".to_string() } else { format!("{sep:?}") },
+                            if sep == '\n' {
+                                "line breaks".to_string()
+                            } else {
+                                format!("{sep:?}")
+                            },
                             parts.len(),
                             if parts.len() == 1 { "" } else { "s" }
                         ),
@@ -168,8 +172,16 @@ impl<'a> Fields<'a> {
                 Some(s.trim().to_string())
             }
             other => {
-                let found = if other.is_string() { "an empty string" } else { json_kind(other) };
-                self.error(&["name"], "name", format!("expected the agent's name, found {found}"));
+                let found = if other.is_string() {
+                    "an empty string"
+                } else {
+                    json_kind(other)
+                };
+                self.error(
+                    &["name"],
+                    "name",
+                    format!("expected the agent's name, found {found}"),
+                );
                 None
             }
         }
@@ -200,7 +212,11 @@ impl<'a> Fields<'a> {
         match age {
             Some(a) if (1..=150).contains(&a) => Some(a as u32),
             Some(a) => {
-                self.error(&["age"], "age", format!("{a} is out of range: an age is 1–150"));
+                self.error(
+                    &["age"],
+                    "age",
+                    format!("{a} is out of range: an age is 1–150"),
+                );
                 None
             }
             None => {
@@ -320,7 +336,10 @@ impl<'a> Fields<'a> {
                 ok = false;
                 continue;
             };
-            for extra in rel.keys().filter(|k| *k != "relationship" && *k != "closeness") {
+            for extra in rel
+                .keys()
+                .filter(|k| *k != "relationship" && *k != "closeness")
+            {
                 self.warn(&field, format!("{extra:?} is not a field we read: ignored"));
             }
             out.push(RelationshipDraft {

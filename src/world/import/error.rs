@@ -125,7 +125,13 @@ impl Report {
     }
 
     /// Records a problem at a known line (or none).
-    pub fn error(&mut self, file: &str, line: Option<usize>, field: &str, message: impl Into<String>) {
+    pub fn error(
+        &mut self,
+        file: &str,
+        line: Option<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) {
         self.problems.push(SourceProblem {
             file: file.to_string(),
             line,

@@ -97,10 +97,7 @@ fn parse_date(s: &str) -> Result<(NaiveDate, Option<String>), String> {
     if let Some(d) = crate::world::clock::parse_date(s) {
         return Ok((d, None));
     }
-    let words: Vec<&str> = s
-        .split_whitespace()
-        .map(|w| w.trim_matches(','))
-        .collect();
+    let words: Vec<&str> = s.split_whitespace().map(|w| w.trim_matches(',')).collect();
     let (weekday, rest) = match words.as_slice() {
         [w, rest @ ..] if rest.len() == 3 => (Some(*w), rest.join(" ")),
         rest if rest.len() == 3 => (None, rest.join(" ")),
@@ -139,7 +136,12 @@ mod tests {
         let (date, note) = parse_date("Monday Jan 03 2023").unwrap();
         assert_eq!(date, d);
         assert!(note.unwrap().contains("is a Tuesday, not a Monday"));
-        for bad in ["tomorrow", "Tuesday Jan 32 2023", "2023-13-01", "Tuesday 03 Jan"] {
+        for bad in [
+            "tomorrow",
+            "Tuesday Jan 32 2023",
+            "2023-13-01",
+            "Tuesday 03 Jan",
+        ] {
             assert!(parse_date(bad).is_err(), "{bad}");
         }
     }

@@ -125,7 +125,10 @@ pub fn convert(src: &Sources, opts: &ImportOptions) -> Result<Imported, ImportEr
     }
     let mut r = Report::default();
     let map = map::read(&src.map, &mut r);
-    let config = src.agent_config.as_ref().and_then(|s| needs::read(s, &mut r));
+    let config = src
+        .agent_config
+        .as_ref()
+        .and_then(|s| needs::read(s, &mut r));
     let mut drafts: Vec<agent::AgentDraft> = Vec::new();
     for s in &src.agents {
         let Some(d) = agent::read(s, &mut r) else {
@@ -168,7 +171,12 @@ pub fn convert(src: &Sources, opts: &ImportOptions) -> Result<Imported, ImportEr
         }
     }
     let (start_date, days, how_long) = dates(opts, &events);
-    let last = start_date + chrono::Days::new(u64::from(days) - 1);
+    let Some(last) = start_date.checked_add_days(chrono::Days::new(u64::from(days) - 1)) else {
+        return Err(ImportError::Option {
+            flag: "--start-date",
+            message: format!("{start_date} plus {days} days is past the last date we know"),
+        });
+    };
     let file_of_events = src.events.as_ref().map_or("", |s| s.name.as_str());
     let mut kept = Vec::new();
     for e in events {
@@ -201,12 +209,26 @@ pub fn convert(src: &Sources, opts: &ImportOptions) -> Result<Imported, ImportEr
     let Some(map) = map else {
         return Err(ImportError::Input(r.problems));
     };
-    let name = match opts.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+    let name = match opts
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
         Some(n) => n.to_string(),
         None => name_from_file(&src.map.name),
     };
     let draft = Draft {
-        header: header(src, opts, &name, start_date, days, how_long, config.is_some(), &r),
+        header: header(
+            src,
+            opts,
+            &name,
+            start_date,
+            days,
+            how_long,
+            config.is_some(),
+            &r,
+        ),
         description: format!(
             "Imported from the Humanoid Agents map {} and {} agent file{}.",
             file_name(&src.map.name),
@@ -315,7 +337,11 @@ fn dates(opts: &ImportOptions, events: &[events::EventDraft]) -> (NaiveDate, u32
             let days = ((last - start).num_days() + 1).clamp(1, 365) as u32;
             (start, days, "up to the last event; --days to change")
         }
-        _ => (start, 1, "one day, the original's default; --days to change"),
+        _ => (
+            start,
+            1,
+            "one day, the original's default; --days to change",
+        ),
     }
 }
 
@@ -395,12 +421,19 @@ fn header(
         }
     ));
     h.push(format!("  days {days} ({how_long})."));
-    h.push("The rest keeps our defaults: each day runs 06:00-24:00 in 15-minute steps (as the".into());
-    h.push("original's), two agents wait 120 minutes before talking again (the original has no".into());
+    h.push(
+        "The rest keeps our defaults: each day runs 06:00-24:00 in 15-minute steps (as the".into(),
+    );
+    h.push(
+        "original's), two agents wait 120 minutes before talking again (the original has no".into(),
+    );
     if config {
         h.push("wait), and the needs start and drop as the agent config says.".into());
     } else {
-        h.push("wait), and needs start at 5 (energy 10) and drop at the paper's stated rates (for".into());
+        h.push(
+            "wait), and needs start at 5 (energy 10) and drop at the paper's stated rates (for"
+                .into(),
+        );
         h.push("the original code's rates, import again with --agent-config default_agent_config.json).".into());
     }
     if r.warnings.is_empty() {

@@ -86,7 +86,8 @@ pub(super) fn read(src: &Source, r: &mut Report) -> Option<NeedsConfig> {
             Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=1.0).contains(&p)) => {
                 let p = n.as_f64().unwrap_or(0.0);
                 let per_5_hours = p * 300.0 / ORIGINAL_STEP_MINUTES;
-                out.decay_per_5_hours.push((need, (per_5_hours * 1e6).round() / 1e6));
+                out.decay_per_5_hours
+                    .push((need, (per_5_hours * 1e6).round() / 1e6));
             }
             Some(bad) => {
                 r.error(

@@ -171,7 +171,10 @@ fn parse_loose(s: &str) -> Option<Loose> {
             if !(1..=12).contains(&hour) {
                 return None;
             }
-            ((hour % 12 + if pm { 12 } else { 0 }) * 60, !pm && hour == 12)
+            (
+                (hour % 12 + if pm { 12 } else { 0 }) * 60,
+                !pm && hour == 12,
+            )
         }
         None => {
             if hour > 23 {
@@ -183,7 +186,10 @@ fn parse_loose(s: &str) -> Option<Loose> {
     };
     let after_sep = after_half.trim_start();
     let (activity, sep_ok) = match after_sep.strip_prefix(':') {
-        Some(a) => (a, after_half.starts_with(':') && a.starts_with(' ') && !a.starts_with("  ")),
+        Some(a) => (
+            a,
+            after_half.starts_with(':') && a.starts_with(' ') && !a.starts_with("  "),
+        ),
         None => match after_sep
             .strip_prefix('-')
             .or_else(|| after_sep.strip_prefix('–'))
@@ -225,7 +231,10 @@ mod tests {
     #[test]
     fn reads_loose_times() {
         let p = |s| parse_loose(s).map(|l| (l.minutes, l.activity, l.reasons));
-        assert_eq!(p("06:00 am: wake up"), Some((360, "wake up".into(), vec![])));
+        assert_eq!(
+            p("06:00 am: wake up"),
+            Some((360, "wake up".into(), vec![]))
+        );
         assert_eq!(
             p("8:00 am: eat"),
             Some((480, "eat".into(), vec!["one-digit hour"]))
@@ -235,10 +244,20 @@ mod tests {
             Some((1230, "read".into(), vec!["am/pm written differently"]))
         );
         assert_eq!(p("7 pm - dinner").map(|x| x.0), Some(1140));
-        assert_eq!(p("14:00: work").map(|x| (x.0, x.2)), Some((840, vec!["24-hour time"])));
+        assert_eq!(
+            p("14:00: work").map(|x| (x.0, x.2)),
+            Some((840, vec!["24-hour time"]))
+        );
         assert_eq!(p("12:00 am: sleep").map(|x| x.0), Some(0));
         assert_eq!(p("12:15 pm: lunch").map(|x| x.0), Some(735));
-        for bad in ["wake up", "13:00 pm: x", "06:00 am:", "25:00: x", "123:00 am: x", "8: x"] {
+        for bad in [
+            "wake up",
+            "13:00 pm: x",
+            "06:00 am:",
+            "25:00: x",
+            "123:00 am: x",
+            "8: x",
+        ] {
             assert_eq!(parse_loose(bad), None, "{bad:?}");
         }
     }
@@ -246,7 +265,11 @@ mod tests {
     #[test]
     fn one_digit_hours_are_padded_with_a_warning() {
         let mut r = Report::default();
-        let out = normalize(&lines(&["6:00 am: wake up", "07:00 am: eat"]), "a.json", &mut r);
+        let out = normalize(
+            &lines(&["6:00 am: wake up", "07:00 am: eat"]),
+            "a.json",
+            &mut r,
+        );
         assert_eq!(out, ["06:00 am: wake up", "07:00 am: eat"]);
         assert_eq!(r.warnings.len(), 1);
         let w = r.warnings[0].to_string();
@@ -307,7 +330,10 @@ mod tests {
         );
         assert_eq!(out, ["07:00 am: wake, then shower"]);
         let w: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
-        assert!(w[0].contains("example_day_plan[1]") && w[0].contains("left out"), "{w:?}");
+        assert!(
+            w[0].contains("example_day_plan[1]") && w[0].contains("left out"),
+            "{w:?}"
+        );
         assert!(w[1].contains("merged"), "{w:?}");
     }
 }

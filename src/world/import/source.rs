@@ -32,7 +32,14 @@ impl Source {
             source,
         })?;
         match String::from_utf8(bytes) {
-            Ok(text) => Ok(Source { name, text }),
+            // A byte-order mark (some Windows editors write one) is not part of the text.
+            Ok(text) => Ok(Source {
+                name,
+                text: text
+                    .strip_prefix('\u{feff}')
+                    .map(str::to_string)
+                    .unwrap_or(text),
+            }),
             Err(e) => {
                 let valid = e.utf8_error().valid_up_to();
                 let before = std::str::from_utf8(&e.as_bytes()[..valid]).unwrap_or_default();
@@ -42,7 +49,9 @@ impl Source {
                     line: Some(line),
                     column: Some(column),
                     field: String::new(),
-                    message: format!("not UTF-8 text: byte {valid} is not valid UTF-8; save the file as UTF-8"),
+                    message: format!(
+                        "not UTF-8 text: byte {valid} is not valid UTF-8; save the file as UTF-8"
+                    ),
                 }]))
             }
         }
@@ -81,7 +90,8 @@ impl Source {
             Ok(v) => Some(v),
             Err(e) => {
                 let loc = e.location();
-                let message = strip_position(&e.to_string(), loc.as_ref().map(|l| (l.line(), l.column())));
+                let message =
+                    strip_position(&e.to_string(), loc.as_ref().map(|l| (l.line(), l.column())));
                 r.problems.push(SourceProblem {
                     file: self.name.clone(),
                     line: loc.as_ref().map(|l| l.line()),

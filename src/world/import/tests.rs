@@ -69,7 +69,10 @@ fn a_clean_world_converts_without_warnings() {
     let w = &i.world;
     assert_eq!(w.name, "Alder family");
     assert_eq!(w.start_date.to_string(), "2023-01-03");
-    assert_eq!((w.days, w.step_minutes, w.day_start, w.day_end), (1, 15, 360, 1440));
+    assert_eq!(
+        (w.days, w.step_minutes, w.day_start, w.day_end),
+        (1, 15, 360, 1440)
+    );
     let leaves: Vec<String> = w.locations.leaves().iter().map(|l| l.join("/")).collect();
     assert_eq!(
         leaves,
@@ -105,7 +108,11 @@ fn a_plan_given_as_one_string_is_split_into_lines() {
     let i = ok(&sources(&[("ana.json", ANA), ("ben.json", &ben)]));
     assert_eq!(
         i.world.agents[1].example_day_plan,
-        ["07:00 am: wake up", "08:00 am: go to school", "04:00 pm: walk in River park"]
+        [
+            "07:00 am: wake up",
+            "08:00 am: go to school",
+            "04:00 pm: walk in River park"
+        ]
     );
     assert_eq!(
         warnings(&i),
@@ -122,7 +129,11 @@ fn one_digit_hours_are_written_with_two() {
     let i = ok(&sources(&[("ana.json", ANA), ("ben.json", &ben)]));
     assert_eq!(
         i.world.agents[1].example_day_plan,
-        ["07:00 am: wake up", "08:00 am: go to school", "04:00 pm: walk"]
+        [
+            "07:00 am: wake up",
+            "08:00 am: go to school",
+            "04:00 pm: walk"
+        ]
     );
     let w = warnings(&i);
     assert_eq!(w.len(), 3, "{w:?}");
@@ -141,7 +152,11 @@ fn out_of_order_plan_lines_are_sorted() {
     let i = ok(&sources(&[("ana.json", ANA), ("ben.json", &ben)]));
     assert_eq!(
         i.world.agents[1].example_day_plan,
-        ["07:00 am: wake up", "08:00 am: go to school", "04:00 pm: walk"]
+        [
+            "07:00 am: wake up",
+            "08:00 am: go to school",
+            "04:00 pm: walk"
+        ]
     );
     let w = warnings(&i);
     assert_eq!(w.len(), 1, "{w:?}");
@@ -188,7 +203,8 @@ fn relationships_with_agents_not_in_the_world_are_left_out() {
         "{w:?}"
     );
     assert!(
-        w.iter().any(|w| w.contains("no closeness given: our default 5 used")),
+        w.iter()
+            .any(|w| w.contains("no closeness given: our default 5 used")),
         "{w:?}"
     );
     // The map's agents without a file are left out too.
@@ -204,7 +220,10 @@ fn relationships_with_agents_not_in_the_world_are_left_out() {
 
 #[test]
 fn a_description_string_is_split_at_semicolons() {
-    let ben = ben_with("description", r#""Ben Alder is at school; Ben Alder likes the park""#);
+    let ben = ben_with(
+        "description",
+        r#""Ben Alder is at school; Ben Alder likes the park""#,
+    );
     let i = ok(&sources(&[("ana.json", ANA), ("ben.json", &ben)]));
     assert_eq!(
         i.world.agents[1].description,
@@ -234,8 +253,14 @@ fn daily_events_become_our_events_and_set_the_days() {
     assert_eq!(
         ev,
         [
-            ("2023-01-03".to_string(), "The bakery's oven breaks down.".to_string()),
-            ("2023-01-05".to_string(), "A street fair fills River park.".to_string())
+            (
+                "2023-01-03".to_string(),
+                "The bakery's oven breaks down.".to_string()
+            ),
+            (
+                "2023-01-05".to_string(),
+                "A street fair fills River park.".to_string()
+            )
         ]
     );
     assert_eq!(
@@ -260,7 +285,10 @@ fn events_outside_the_days_are_left_out() {
     assert_eq!(i.world.events[0].text, "On time.");
     let w = warnings(&i);
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(w[0].starts_with("events.yaml: 2023-01-02: 2023-01-02 is outside"), "{w:?}");
+    assert!(
+        w[0].starts_with("events.yaml: 2023-01-02: 2023-01-02 is outside"),
+        "{w:?}"
+    );
     assert!(w[1].contains("left out (--start-date, --days)"), "{w:?}");
 }
 
@@ -282,7 +310,10 @@ fn the_agent_config_sets_needs_and_their_decay() {
     assert!((i.world.decay.per_hour[0] - 0.2).abs() < 1e-9);
     assert!((i.world.decay.per_hour[2] - 1.2).abs() < 1e-9);
     let w = warnings(&i);
-    assert!(w[0].contains("basic_needs[2]") && w[0].contains("\"hygiene\""), "{w:?}");
+    assert!(
+        w[0].contains("basic_needs[2]") && w[0].contains("\"hygiene\""),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -293,11 +324,26 @@ fn starting_places_with_places_inside_and_slashes_in_names() {
     let mut src = sources(&[("ana.json", ANA), ("ben.json", BEN)]);
     src.map = Source::new("m.yaml", map);
     let i = ok(&src);
-    assert_eq!(i.world.agents[0].location, ["Alder house", "Kitchen", "Stove"]);
+    assert_eq!(
+        i.world.agents[0].location,
+        ["Alder house", "Kitchen", "Stove"]
+    );
     let w = warnings(&i);
-    assert!(w.iter().any(|w| w.contains("\"Bar/Grill\" renamed \"Bar-Grill\"")), "{w:?}");
-    assert!(w.iter().any(|w| w.starts_with("m.yaml: World.\"River park\": nothing after the colon")), "{w:?}");
-    assert!(w.iter().any(|w| w.starts_with("m.yaml: Agents.\"Ana Alder\": \"Kitchen\" has places inside")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("\"Bar/Grill\" renamed \"Bar-Grill\"")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("m.yaml: World.\"River park\": nothing after the colon")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("m.yaml: Agents.\"Ana Alder\": \"Kitchen\" has places inside")),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -311,8 +357,11 @@ fn an_emotion_is_kept_as_the_starting_emotion() {
 #[test]
 fn bad_json_names_the_file_and_line() {
     let bad = "{\n  \"name\": \"Ben Alder\",\n  \"age\": 17,,\n}";
-    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", bad)]), &ImportOptions::default())
-        .unwrap_err();
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("ben.json", bad)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     let p = problems(&e);
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].starts_with("ben.json:3:"), "{p:?}");
@@ -335,42 +384,68 @@ fn missing_and_wrong_fields_name_the_file_and_field() {
     let mut v: serde_json::Value = serde_json::from_str(BEN).unwrap();
     v.as_object_mut().unwrap().remove("age");
     let no_age = v.to_string();
-    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &no_age)]), &ImportOptions::default())
-        .unwrap_err();
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("ben.json", &no_age)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     let p = problems(&e);
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].starts_with("ben.json: age: missing"), "{p:?}");
 
     let old = ben_with("age", "200");
-    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &old)]), &ImportOptions::default())
-        .unwrap_err();
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("ben.json", &old)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     let p = problems(&e);
     // (ben_with writes the keys in alphabetical order: "age" is on line 2)
-    assert!(p[0].starts_with("ben.json:2: age: 200 is out of range"), "{p:?}");
+    assert!(
+        p[0].starts_with("ben.json:2: age: 200 is out of range"),
+        "{p:?}"
+    );
 
     let traits = ben_with("traits", "[\"kind\", 3]");
-    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &traits)]), &ImportOptions::default())
-        .unwrap_err();
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("ben.json", &traits)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     assert!(problems(&e)[0].contains("traits[1]: expected a string, found a number"));
 
     let plan = ben_with("example_day_plan", "[\"wake up\", \"go to school\"]");
-    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", &plan)]), &ImportOptions::default())
-        .unwrap_err();
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("ben.json", &plan)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
     assert!(problems(&e)[0].contains("example_day_plan: no line with a time of day"));
 
-    let e = convert(&sources(&[("ana.json", ANA), ("again.json", ANA)]), &ImportOptions::default())
-        .unwrap_err();
-    assert!(problems(&e)[0].contains("again.json:2: name: \"Ana Alder\" is also the agent of ana.json"));
+    let e = convert(
+        &sources(&[("ana.json", ANA), ("again.json", ANA)]),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        problems(&e)[0].contains("again.json:2: name: \"Ana Alder\" is also the agent of ana.json")
+    );
 }
 
 #[test]
 fn map_problems_name_the_field() {
     let mut src = sources(&[("ana.json", ANA), ("ben.json", BEN)]);
-    src.map = Source::new("m.yaml", MAP.replace("Ben Alder: Ben's room", "Ben Alder: Attic"));
+    src.map = Source::new(
+        "m.yaml",
+        MAP.replace("Ben Alder: Ben's room", "Ben Alder: Attic"),
+    );
     let e = convert(&src, &ImportOptions::default()).unwrap_err();
     let p = problems(&e);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].starts_with("m.yaml:11: Agents.\"Ben Alder\": unknown place \"Attic\""), "{p:?}");
+    assert!(
+        p[0].starts_with("m.yaml:11: Agents.\"Ben Alder\": unknown place \"Attic\""),
+        "{p:?}"
+    );
 
     src.map = Source::new("m.yaml", MAP.replace("- Ben Alder: Ben's room\n", ""));
     let e = convert(&src, &ImportOptions::default()).unwrap_err();
@@ -399,12 +474,82 @@ fn unreadable_and_non_utf8_files_are_errors() {
     std::fs::write(&map, b"World:\n- Caf\xe9\n").unwrap();
     let files = ImportFiles { map, ..files };
     let e = import_files(&files, &ImportOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("map.yaml:2:") && e.to_string().contains("not UTF-8"), "{e}");
+    assert!(
+        e.to_string().contains("map.yaml:2:") && e.to_string().contains("not UTF-8"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_converted_text_that_does_not_validate_is_refused() {
     let e = checked("name = \"x\"\n".to_string()).unwrap_err();
     assert!(matches!(e, ImportError::Invalid(_)));
-    assert!(e.to_string().starts_with("the converted world does not validate"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("the converted world does not validate"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncated_and_garbled_files_are_errors_not_panics() {
+    let events = "Tuesday Jan 03 2023: A storm.\nWednesday Jan 04 2023: [a, b]\n";
+    let cut = |t: &str| -> Vec<String> {
+        (0..=t.len())
+            .filter(|&i| t.is_char_boundary(i))
+            .map(|i| t[..i].to_string())
+            .collect()
+    };
+    for m in cut(MAP) {
+        let mut src = sources(&[("ana.json", ANA), ("ben.json", BEN)]);
+        src.map = Source::new("m.yaml", m);
+        let _ = convert(&src, &ImportOptions::default());
+    }
+    for b in cut(BEN) {
+        let _ = convert(
+            &sources(&[("ana.json", ANA), ("ben.json", &b)]),
+            &ImportOptions::default(),
+        );
+    }
+    for e in cut(events) {
+        let mut src = sources(&[("ana.json", ANA), ("ben.json", BEN)]);
+        src.events = Some(Source::new("e.yaml", e));
+        let _ = convert(&src, &ImportOptions::default());
+    }
+    // Values of every JSON kind in every field.
+    for key in [
+        "name",
+        "age",
+        "traits",
+        "description",
+        "example_day_plan",
+        "social_relationships",
+        "emotion",
+    ] {
+        for value in [
+            "null",
+            "true",
+            "-1",
+            "1e300",
+            "\"\"",
+            "\"x\"",
+            "[]",
+            "[null]",
+            "{}",
+            "{\"a\": 1}",
+        ] {
+            let ben = ben_with(key, value);
+            let _ = convert(
+                &sources(&[("ana.json", ANA), ("ben.json", &ben)]),
+                &ImportOptions::default(),
+            );
+        }
+    }
+    let late = ImportOptions {
+        start_date: NaiveDate::from_ymd_opt(262_142, 12, 31),
+        days: Some(3),
+        ..Default::default()
+    };
+    let e = convert(&sources(&[("ana.json", ANA), ("ben.json", BEN)]), &late).unwrap_err();
+    assert!(e.to_string().starts_with("--start-date:"), "{e}");
 }
