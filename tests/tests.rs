@@ -27,3 +27,4 @@ mod tensor_backend;
 mod tokenizer;
 mod viewer;
 mod world;
+mod world_import;

@@ -54,7 +54,7 @@ pub enum Command {
     /// Serve the chat model over an OpenAI-compatible HTTP API (for `run --backend openai`
     /// and other tools).
     ServeLlm(serve_llm::ServeLlmArgs),
-    /// World files: generate synthetic towns.
+    /// World files: generate synthetic towns, import worlds of the original Humanoid Agents.
     #[command(subcommand)]
     World(world::WorldCommand),
     /// Evaluate runs: annotation sheets and agreement with human labels, information diffusion.

@@ -10,6 +10,7 @@ mod condition;
 mod emotion;
 mod error;
 mod generate;
+pub mod import;
 mod locate;
 mod location;
 mod needs;
