@@ -173,7 +173,7 @@ fn eval_export_and_score_a_real_run() {
     assert!(stdout.contains(instructions.to_str().unwrap()), "{stdout}");
     let text = std::fs::read_to_string(&instructions).unwrap();
     assert!(
-        text.contains("Which emotion does AGENT feel now?"),
+        text.contains(&humanoid::agent::act::emotion_question("AGENT")),
         "{text}"
     );
 

@@ -8,6 +8,8 @@ const LAYERS: &[&str] = &[
     "formats",
     "model_store",
     "llm",
+    "remote",
+    "serve",
     "embed",
     "world",
     "memory",

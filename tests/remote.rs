@@ -7,11 +7,11 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use humanoid::llm::remote::{ChooseMethod, RemoteClient, RemoteConfig};
 use humanoid::llm::{
     ChooseRequest, Engine, EngineOptions, GenerateRequest, Inference, Message, Prompt, Request,
     Response,
 };
+use humanoid::remote::{ChooseMethod, RemoteClient, RemoteConfig};
 use serde_json::{json, Value};
 
 use crate::remote_constrain::llama_server;

@@ -7,10 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use humanoid::llm::constrain::{ConstraintSpec, PlanTimes, TokenTable};
-use humanoid::llm::remote::{ConstraintMethod, RemoteClient};
 use humanoid::llm::{
     Engine, EngineOptions, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
+use humanoid::remote::{ConstraintMethod, RemoteClient};
 
 use crate::remote::{remote_config, serve_llm, Server};
 use crate::util;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use humanoid::llm::remote::RemoteClient;
 use humanoid::llm::{ChooseRequest, Inference, Message, Prompt, Request};
+use humanoid::remote::RemoteClient;
 use humanoid::sim::events::read_events;
 
 use crate::remote::{remote_config, remote_run, serve_llm};

@@ -14,6 +14,7 @@ mod experiment;
 mod faults;
 mod fuzz_world;
 mod garbage;
+mod ha_dashboard;
 mod interview;
 mod layers;
 mod memory;

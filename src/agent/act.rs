@@ -41,10 +41,20 @@ pub fn need_question(need: Need, name: &str) -> String {
     match need {
         Need::Fullness => format!("Does {name} eat or drink something filling while doing this?"),
         Need::Social => format!("Does {name} spend time with other people while doing this?"),
-        Need::Fun => format!("Does {name} enjoy doing this?"),
-        Need::Health => format!("Does this improve {name}'s own physical health?"),
+        Need::Fun => format!(
+            "Is {name} doing this for fun, as a hobby, a game or entertainment (not work, study, a chore or a routine)?"
+        ),
+        Need::Health => format!(
+            "Is this exercise, sport, medical care or another activity done mainly for {name}'s physical health?"
+        ),
         Need::Energy => format!("Does {name} rest or sleep while doing this?"),
     }
+}
+
+/// The question asking which emotion an activity leaves the agent in (the options are
+/// [`emotion_labels`]).
+pub fn emotion_question(name: &str) -> String {
+    format!("Which emotion does {name} feel now? Everyday routines usually leave a person neutral.")
 }
 
 /// The questions a run asks about a new activity, in order: the emotion (when `ask_emotion`),
@@ -59,7 +69,7 @@ pub fn judgement_requests(
     let doing = format!("{name} is doing: {activity}.");
     let mut requests = Vec::with_capacity(6);
     if ask_emotion {
-        let q = format!("{doing} Which emotion does {name} feel now?");
+        let q = format!("{doing} {}", emotion_question(name));
         requests.push((
             "emotion".into(),
             Mind::choose_request(system, &q, &emotion_labels()),

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use humanoid::llm::remote::{default_tokenizer, RemoteClient, RemoteConfig};
 use humanoid::llm::Inference;
 use humanoid::model_store::sha256_file;
+use humanoid::remote::{default_tokenizer, RemoteClient, RemoteConfig};
 use humanoid::sim::ModelInfo;
 
 use super::ModelArgs;

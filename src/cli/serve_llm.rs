@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use humanoid::llm::serve::{router, serve, ServeOptions};
+use humanoid::serve::{router, serve, ServeOptions};
 
 use super::ModelArgs;
 

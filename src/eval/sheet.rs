@@ -300,11 +300,12 @@ pub fn instructions() -> String {
         ));
     }
     s.push_str(&format!(
-        "  label_emotion: Which emotion does AGENT feel now? Choose one of: {}.\n\
+        "  label_emotion: {} Choose one of: {}.\n\
          \n\
          Conversation rows (\"Conversation between A and B: TEXT\"), answer yes or no:\n\
          \x20 label_closer: Did this conversation bring A and B closer, that is, did both of\n\
          \x20   them enjoy this conversation?\n",
+        crate::agent::act::emotion_question("AGENT"),
         emotions.join(", ")
     ));
     s

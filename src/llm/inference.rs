@@ -1,5 +1,5 @@
 //! What the simulation needs of a language model, whichever serves it: the in-process
-//! [`Engine`] or a remote OpenAI-compatible server ([`crate::llm::remote::RemoteClient`]).
+//! [`Engine`] or a remote OpenAI-compatible server ([`crate::remote::RemoteClient`]).
 
 use super::engine::{Engine, EngineStats, Event};
 use super::error::Result;

@@ -13,9 +13,9 @@ use super::lock::RunLock;
 use super::run_dir::RunDir;
 use super::tick::{Counters, Runtime, Sim, SimState};
 use crate::agent::AgentState;
-use crate::llm::remote::RemoteConfig;
 use crate::llm::Event;
 use crate::memory::{MemoryStream, StreamConfig};
+use crate::remote::RemoteConfig;
 use crate::world::{Condition, World};
 
 /// The chat model a run used.
