@@ -666,7 +666,7 @@ fn original_dashboard_reads_our_run_folders() {
     }
     eprintln!(
         "dashboard read {} state files of {} agents, {} conversation(s), {silent_turns} silent \
-         turn(s) shown; {:.1} s in all",
+         turn(s) shown as None (once per participant's graph); {:.1} s in all",
         stamps.len(),
         agents.len(),
         conversations.len(),

@@ -42,7 +42,7 @@ if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANTE
   exit 0
 fi
 
-if [ -e "$VENV" ] && [ ! -f "$VENV/pyvenv.cfg" ]; then
+if [ -e "$VENV" ] && [ ! -f "$VENV/pyvenv.cfg" ] && [ -n "$(ls -A "$VENV" 2>/dev/null)" ]; then
   fail "$VENV exists and is not a Python venv; remove it or pass another path"
 fi
 
