@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 /// Steps of the run the dashboard opens (about a minute on SmolLM2-135M).
-const STEPS: usize = 6;
+/// Steps of the shared one-day run (06:00 to midnight in 15 minutes).
+const STEPS: usize = 72;
 
 /// The basic needs the dashboard graphs (the keys of `basic_needs`).
 const NEEDS: [&str; 5] = ["fullness", "social", "fun", "health", "energy"];
@@ -88,29 +89,6 @@ fn dashboard_script(venv: &Path) -> PathBuf {
         })
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("no humanoidagents/run_dashboard.py under {}", lib.display()))
-}
-
-/// A real `STEPS`-step run of the Lin family into `out`.
-fn make_run(out: &Path) {
-    let started = Instant::now();
-    let o = crate::sim::bin()
-        .arg("run")
-        .arg(crate::sim::lin_family())
-        .args(["--steps", &STEPS.to_string(), "--model", "smollm2-135m"])
-        .arg("--out")
-        .arg(out)
-        .output()
-        .expect("humanoid runs");
-    assert!(
-        o.status.success(),
-        "run failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    eprintln!(
-        "run of {STEPS} steps in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
 }
 
 /// The state files of `folder` as the dashboard's `--mode all` finds them (every `*.json`),
@@ -427,9 +405,10 @@ fn component<'a>(node: &'a Value, id: &str) -> Option<&'a Value> {
 fn original_dashboard_reads_our_run_folders() {
     let started = Instant::now();
     let setup = std::thread::spawn(setup_venv);
+    // The suite's shared one-day Lin family run (made once for the sim tests; a whole day,
+    // so the dashboard's date_range names exist too).
+    let run = crate::sim::one_day_dir();
     let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
-    make_run(&run);
     let venv = match setup.join() {
         Ok(v) => v,
         Err(e) => std::panic::resume_unwind(e),
@@ -442,7 +421,7 @@ fn original_dashboard_reads_our_run_folders() {
     assert_eq!(
         states.len(),
         STEPS,
-        "{}: one state file per step",
+        "{}: one state file per step of the day",
         folder.display()
     );
     assert_eq!(states.len(), crate::sim::state_files(&run).len());
@@ -481,7 +460,7 @@ fn original_dashboard_reads_our_run_folders() {
         .collect();
     assert!(
         !conversations.is_empty(),
-        "the run has no conversation in its {STEPS} steps (the Lin family's first steps have had one)"
+        "the run has no conversation in its {STEPS} steps"
     );
 
     // Their date_range mode builds the names of 06:00-23:45 of each date: ours are among them.

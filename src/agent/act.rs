@@ -41,12 +41,8 @@ pub fn need_question(need: Need, name: &str) -> String {
     match need {
         Need::Fullness => format!("Does {name} eat or drink something filling while doing this?"),
         Need::Social => format!("Does {name} spend time with other people while doing this?"),
-        Need::Fun => format!(
-            "Is {name} doing this for fun, as a hobby, a game or entertainment (not work, study, a chore or a routine)?"
-        ),
-        Need::Health => format!(
-            "Is this exercise, sport, medical care or another activity done mainly for {name}'s physical health?"
-        ),
+        Need::Fun => format!("Is this a leisure activity that {name} does for fun?"),
+        Need::Health => format!("Is {name} exercising or taking care of their health?"),
         Need::Energy => format!("Does {name} rest or sleep while doing this?"),
     }
 }
@@ -54,7 +50,9 @@ pub fn need_question(need: Need, name: &str) -> String {
 /// The question asking which emotion an activity leaves the agent in (the options are
 /// [`emotion_labels`]).
 pub fn emotion_question(name: &str) -> String {
-    format!("Which emotion does {name} feel now? Everyday routines usually leave a person neutral.")
+    format!(
+        "Which emotion does {name} feel now? Everyday routines usually leave a person neutral; pleasant leisure makes them happy."
+    )
 }
 
 /// The questions a run asks about a new activity, in order: the emotion (when `ask_emotion`),
