@@ -1,6 +1,6 @@
 //! Importance rating: a `choose` over "1".."10" whose expected value, rounded, is the
 //! memory's importance. Builders return [`Request`]s so a tick driver can batch every
-//! agent's new memories together; [`rate_importance`] runs them on an engine directly.
+//! agent's new memories together (the tick sends them through its port).
 
 use crate::llm::{ChooseRequest, LlmError, Message, Prompt, Request, Response};
 
