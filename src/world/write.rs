@@ -7,11 +7,12 @@ use super::World;
 use std::fmt::Write;
 
 /// A TOML string literal.
-fn q(s: &str) -> String {
+pub(super) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn list(out: &mut String, key: &str, items: &[String]) {
+/// `key = [ ... ]`, one string per line.
+pub(super) fn list(out: &mut String, key: &str, items: &[String]) {
     let _ = writeln!(out, "{key} = [");
     for it in items {
         let _ = writeln!(out, "  {},", q(it));

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use chrono::NaiveDate;
 
 use super::agent::RelationshipDraft;
+use crate::world::write::{list, q};
 use crate::world::{Emotion, Need, Needs};
 
 /// The converted world, ready to write.
@@ -37,24 +38,11 @@ pub(super) struct AgentOut {
     pub relationships: Vec<RelationshipDraft>,
 }
 
-/// A TOML string literal.
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
 /// One line of a comment: no line breaks or other control characters.
 fn comment(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
-}
-
-fn list(o: &mut String, key: &str, items: &[String]) {
-    let _ = writeln!(o, "{key} = [");
-    for it in items {
-        let _ = writeln!(o, "  {},", q(it));
-    }
-    o.push_str("]\n");
 }
 
 /// The world file's text.
