@@ -348,3 +348,66 @@ async fn an_absurd_step_count_is_a_problem_not_an_abort() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
 }
+
+/// State files alone, as the original Humanoid Agents writes them (no config.json): the viewer
+/// shows them with the places of their `world` key, and `check` wants a world to check them.
+#[tokio::test]
+async fn a_folder_of_state_files_alone_is_shown_and_checked_against_a_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let lin = humanoid::sim::RunDir::new(runs().join("lin"));
+    for f in lin.state_files().unwrap() {
+        std::fs::copy(&f, dir.path().join(f.file_name().unwrap())).unwrap();
+    }
+    let src = RunSource::new(dir.path());
+    let runs = src.runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let id = &runs[0].0;
+    let detail = serde_json::to_value(src.detail(id).unwrap()).unwrap();
+    assert_eq!(detail["status"], "complete", "{detail}");
+    assert!(
+        detail["message"]
+            .as_str()
+            .unwrap()
+            .contains("without config.json"),
+        "{detail}"
+    );
+    let places: Vec<&str> = detail["world"]["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert!(places.contains(&"Lin family's house"), "{detail}");
+    assert_eq!(
+        detail["world"]["agents"],
+        serde_json::json!(["John Lin", "Eddy Lin"])
+    );
+    assert_eq!(src.states(id, 0).unwrap().states.len(), 3);
+
+    let check = |world: Option<&str>| {
+        let mut c = bin();
+        c.arg("check").arg(dir.path());
+        if let Some(w) = world {
+            c.args(["--world", w]);
+        }
+        c.output().unwrap()
+    };
+    let o = check(None);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("without config.json") && err.contains("--world"),
+        "{err}"
+    );
+    let o = check(Some("worlds/lin-family.toml"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("well-formed: 100.0% of 6 agent states"),
+        "{out}"
+    );
+}

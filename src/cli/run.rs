@@ -73,8 +73,13 @@ pub struct ResumeArgs {
 /// Arguments of `check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// A run directory.
+    /// A run directory, or a folder of state files alone (such as the original Humanoid
+    /// Agents writes; then pass --world).
     pub dir: PathBuf,
+    /// The world to check a folder of state files without config.json against (a run
+    /// directory has its own; `humanoid world import` converts the original's world).
+    #[arg(long, value_name = "WORLD.toml")]
+    pub world: Option<PathBuf>,
     /// Also report whether the days make sense: distinct plan lines, activities in the
     /// world's script and that are actions, no sleep in the day, places that fit the activity
     /// (by the embedding model), utterances without speaker labels or stage directions.
@@ -441,16 +446,43 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
 
 /// Runs `check`.
 pub fn check(a: CheckArgs) -> Result<()> {
-    let config = RunDir::open(&a.dir)?.read_config()?;
-    let world = config.world()?;
-    let report = check_run_steps(&a.dir, &world, config.steps)
-        .with_context(|| format!("checking {}", a.dir.display()))?;
+    let folder = RunDir::new(&a.dir);
+    let (world, report, planned) = if folder.is_state_folder() {
+        let Some(path) = &a.world else {
+            bail!(
+                "{}: state files without config.json (such as the original Humanoid Agents \
+                 writes): pass --world WORLD.toml to check them against a world (`humanoid \
+                 world import` converts the original's map and agents)",
+                a.dir.display()
+            );
+        };
+        let world = World::load(path)?;
+        let report =
+            check_run(&a.dir, &world).with_context(|| format!("checking {}", a.dir.display()))?;
+        (world, report, None)
+    } else {
+        if a.world.is_some() {
+            bail!(
+                "{}: a run directory is checked against the world in its config.json; \
+                 --world is for a folder of state files alone",
+                a.dir.display()
+            );
+        }
+        let config = RunDir::open(&a.dir)?.read_config()?;
+        let world = config.world()?;
+        let report = check_run_steps(&a.dir, &world, config.steps)
+            .with_context(|| format!("checking {}", a.dir.display()))?;
+        (world, report, Some(config.steps))
+    };
     println!(
-        "well-formed: {:.1}% of {} agent states ({} state files of {} planned steps)",
+        "well-formed: {:.1}% of {} agent states ({} state files{})",
         report.percent(),
         report.agent_states + report.missing_agent_states,
         report.state_files,
-        config.steps
+        planned.map_or_else(
+            || format!(" checked against {}", world.name),
+            |p| format!(" of {p} planned steps")
+        )
     );
     for p in &report.problems {
         println!("  {p}");

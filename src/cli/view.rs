@@ -73,7 +73,7 @@ pub fn report(a: ReportArgs) -> Result<()> {
     let runs = src.runs();
     if runs.is_empty() {
         bail!(
-            "{}: no run directory (a folder with config.json) here or in its subfolders",
+            "{}: no run directory (a folder with config.json, or with state_*.json files) here or in its subfolders",
             a.dir.display()
         );
     }

@@ -62,6 +62,12 @@ impl RunDir {
         self.config_path().is_file()
     }
 
+    /// Whether the folder holds state files but no `config.json`: state files alone, such as
+    /// the original Humanoid Agents writes (or a copy of a run's `states/`).
+    pub fn is_state_folder(&self) -> bool {
+        !self.is_run() && has_state_files(&self.path)
+    }
+
     /// `config.json`.
     pub fn config_path(&self) -> PathBuf {
         self.path.join(CONFIG)

@@ -210,6 +210,9 @@ impl RunInfo {
             world: None,
             problems: Vec::new(),
         };
+        if RunDir::new(dir).is_state_folder() {
+            return Self::state_folder(entry, detail, files);
+        }
         let config = match read_config(dir) {
             Ok(c) => c,
             Err(message) => {
@@ -261,6 +264,45 @@ impl RunInfo {
     }
 }
 
+impl RunInfo {
+    /// State files without `config.json` (e.g. the original Humanoid Agents' output): the
+    /// places come from the first readable state's `world` tree, or from where its agents are.
+    fn state_folder(mut entry: RunEntry, mut detail: RunDetail, files: Vec<PathBuf>) -> Self {
+        let first = files.iter().find_map(|p| {
+            serde_json::from_str::<StateFile>(&std::fs::read_to_string(p).ok()?).ok()
+        });
+        entry.status = RunStatus::Complete;
+        entry.steps_total = files.len() as u64;
+        entry.message = Some(
+            "state files without config.json (e.g. the original Humanoid Agents' output):              no model, seed or world file is known"
+                .into(),
+        );
+        if let Some(state) = first {
+            detail.world = Some(WorldView {
+                name: entry.name.clone(),
+                description: String::new(),
+                start_date: state.date.clone(),
+                step_minutes: 0,
+                agents: state.agents.iter().map(|a| a.name.clone()).collect(),
+                locations: state
+                    .world
+                    .as_ref()
+                    .map_or_else(Vec::new, |w| w.contains.iter().map(location_of).collect()),
+            });
+        }
+        detail.entry = entry;
+        Self { detail, files }
+    }
+}
+
+/// The place tree of a state's `world` node (without its agents).
+fn location_of(node: &crate::sim::WorldNode) -> LocationNode {
+    LocationNode {
+        name: node.name.clone(),
+        children: node.contains.iter().map(location_of).collect(),
+    }
+}
+
 impl WorldView {
     fn of(world: &World) -> Self {
         Self {
@@ -274,8 +316,10 @@ impl WorldView {
     }
 }
 
+/// A run directory, or a folder of state files alone.
 fn is_run_dir(dir: &Path) -> bool {
-    RunDir::new(dir).is_run()
+    let run = RunDir::new(dir);
+    run.is_run() || run.is_state_folder()
 }
 
 fn file_name(p: &Path) -> String {

@@ -99,6 +99,27 @@
     });
     return best;
   }
+  /** The world's minutes per step, else the most common gap between states of one day. */
+  function stepMinutes(run) {
+    const w = run.detail && run.detail.world && num(run.detail.world.step_minutes);
+    if (w && w > 0) return w;
+    const count = new Map();
+    run.states.forEach((s, i) => {
+      const p = run.states[i - 1], a = minutesOf(s.time), b = p && minutesOf(p.time);
+      if (p && str(p.date) === str(s.date) && a != null && b != null && a > b) count.set(a - b, (count.get(a - b) || 0) + 1);
+    });
+    return [...count].sort((x, y) => y[1] - x[1] || x[0] - y[0]).map((x) => x[0])[0] || 15;
+  }
+  /** The conversations of a state as lists of their participants' names (silent ones too). */
+  function talksOf(state) {
+    const c = state && state.conversations && typeof state.conversations === 'object' ? state.conversations : {};
+    const out = [];
+    for (const convs of Object.values(c)) for (const conv of Array.isArray(convs) ? convs : []) {
+      const names = [...new Set((Array.isArray(conv) ? conv : []).filter((l) => l && l.name != null).map((l) => str(l.name)))];
+      if (names.length) out.push(names);
+    }
+    return out;
+  }
   /** "Tuesday Jan 03 2023" -> "Jan 03" for compact axis labels. */
   function shortDate(d) {
     const m = /([A-Za-z]{3,})\s+(\d{1,2})/.exec(str(d).replace(/^\w+day\s+/i, ''));
@@ -116,6 +137,7 @@
     day: 'all',                 // the dashboard's day
     pinnedConv: null,           // place key of the conversation popup pinned by a click
     mapDirty: true,             // the places changed: redraw the map's base
+    dashDirty: true,            // the dashboard is out of date (it is drawn only while shown)
     error: null,                // a loading error shown in #message
   };
 
@@ -160,10 +182,12 @@
     document.body.dataset.ready = '1';
   }
 
-  function decodeHashRun() {
-    const m = /(?:^#|&)run=([^&]*)/.exec(location.hash);
+  /** A parameter of the page's hash (#run=ID&tab=dashboard&step=N&agent=NAME), or null. */
+  function hashParam(name) {
+    const m = new RegExp(`(?:^#|&)${name}=([^&]*)`).exec(location.hash);
     try { return m ? decodeURIComponent(m[1]) : null; } catch (_) { return null; }
   }
+  const decodeHashRun = () => hashParam('run');
 
   /** Loads run `id` (detail and states) and shows it. */
   async function openRun(id) {
@@ -194,7 +218,13 @@
     run.loaded = true;
     prepareRun(run);
     // A live run opens at its newest step (and follows it); a finished one at the start.
-    App.step = run.status === 'running' ? Math.max(0, run.states.length - 1) : 0;
+    // (A report is a snapshot: it opens at the start even if the run was still going.)
+    App.step = run.status === 'running' && App.served ? Math.max(0, run.states.length - 1) : 0;
+    // A link may name the step (1-based, as the step label counts), an agent and the tab.
+    const step = Number(hashParam('step')), agent = hashParam('agent');
+    if (Number.isInteger(step) && step >= 1) App.step = clamp(step - 1, 0, Math.max(0, run.states.length - 1));
+    if (agent != null && run.agents.includes(agent)) App.selected = agent;
+    showTab(hashParam('tab') === 'dashboard' ? 'dashboard' : 'map');
     renderAll();
     document.body.dataset.ready = '1';
     schedulePoll(gen);
@@ -270,6 +300,8 @@
     run.colors = new Map(names.map((n, i) => [n, agentColor(i)]));
     run.order = new Map(names.map((n, i) => [n, i]));
     run.dates = [...new Set(run.states.map((s) => str(s.date)))];
+    run.stepMin = stepMinutes(run);
+    run.talks = run.states.map(talksOf);
 
     const root = { name: '', path: [], children: [], extra: false };
     const add = (parent, name, extra) => {
@@ -400,15 +432,18 @@
         const score = rad - 0.8 * Math.abs(Math.log(cw / ch / 1.45)); // big markers, cells a bit wider than tall
         if (!best || score > best.score) best = { cols, rows, cw, ch, rad, score };
       }
-      const labels = best.ch >= 2 * best.rad + 14 && best.cw >= 34;
-      // Big rooms: cells of at most 84×58, the group centred in the room.
-      const cw = Math.min(best.cw, 84), ch = Math.min(best.ch, 58);
+      // Under the marker: the name where it fits, then the activity on one or two lines.
+      const room = best.ch - 2 * best.rad - 6;
+      const lines = best.cw < 34 ? 0 : room >= 36 && best.cw >= 60 ? 3 : room >= 25 && best.cw >= 50 ? 2 : room >= 12 ? 1 : 0;
+      // Big rooms: cells of at most 150×(what the labels need), the group centred in the room.
+      const cw = Math.min(best.cw, 150), ch = Math.min(best.ch, 2 * best.rad + 12 + 11 * lines);
       const ox = area.x + (area.w - cw * Math.min(n, best.cols)) / 2, oy = area.y + (area.h - ch * best.rows) / 2;
+      const textW = best.cols > 1 ? cw : Math.min(best.cw, 190);
       list.forEach((a, i) => {
         const c = i % best.cols, row = Math.floor(i / best.cols);
         const cx = ox + (c + 0.5) * cw;
-        const cy = oy + (row + 0.5) * ch - (labels ? 6 : 0);
-        pos.set(str(a.name), { x: cx, y: cy, r: best.rad, label: labels, chars: Math.max(3, Math.floor((best.cols > 1 ? cw : best.cw) / 6.3)) });
+        const cy = oy + row * ch + best.rad + 6;
+        pos.set(str(a.name), { x: cx, y: cy, r: best.rad, lines, chars: Math.max(3, Math.floor(textW / 6.3)), actChars: Math.max(3, Math.floor(textW / 5.2)) });
       });
     }
     return pos;
@@ -438,7 +473,29 @@
     };
     draw(run.tree);
     svg.append(places, sv('g', { id: 'conv-layer' }), sv('g', { id: 'agent-layer' }));
+    renderMapLegend(run);
     App.mapDirty = false;
+  }
+
+  /** What the map's colours and marks mean: the kinds of place drawn, then the marker's parts. */
+  function renderMapLegend(run) {
+    const kinds = new Set();
+    const visit = (n) => { for (const c of n.children) { kinds.add(c.floor ? 'floor' : c.extra ? 'extra' : c.children.length ? 'building' : c.depth === 1 ? 'open' : 'room'); visit(c); } };
+    visit(run.tree);
+    const place = (kind, cls, label) => (kinds.has(kind) || kind === 'talking' ? el('span', { class: 'legend-item', 'data-legend': kind },
+      sv('svg', { width: 22, height: 14, 'aria-hidden': 'true' }, sv('g', { class: `place ${cls}` }, sv('rect', { x: 1, y: 1, width: 20, height: 12, rx: 2 })))
+      , label) : null);
+    const emotions = [...new Set(Object.keys(EMOTIONS).concat(run.states.flatMap((s) => agentsOf(s).map(emotionOf))))].filter((e) => e !== 'unknown');
+    $('map-legend').replaceChildren(...[
+      place('building', 'building depth-1', 'place with rooms'),
+      place('room', 'room depth-2', 'room'),
+      place('open', 'room depth-1', 'place without rooms'),
+      place('floor', 'room floor depth-2', 'in the place, in no room'),
+      place('extra', 'room extra depth-2', 'not in the world file'),
+      place('talking', 'room talking depth-2', 'conversation here'),
+      el('span', { class: 'legend-item legend-break' }, el('strong', { text: 'Marker:' }), ' initials in the agent’s colour, the activity’s emoji, ring = emotion'),
+      ...emotions.map((e) => el('span', { class: 'legend-item', 'data-legend': `emotion:${e}` },
+        sv('svg', { width: 14, height: 14, 'aria-hidden': 'true' }, sv('circle', { cx: 7, cy: 7, r: 5, fill: 'none', stroke: emotionColor(e), 'stroke-width': 3 })), e))].filter(Boolean));
   }
 
   /** Moves the markers to their rooms in the current step and redraws conversation bubbles. */
@@ -460,30 +517,53 @@
         g = sv('g', { class: 'agent-marker', 'data-agent': name, tabindex: 0, role: 'button',
           onclick: (e) => { e.stopPropagation(); selectAgent(name); },
           onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); selectAgent(name); } } },
-        sv('title'), sv('circle', { class: 'halo' }), sv('circle', { class: 'dot', fill: run.colors.get(name) || '#666' }),
+        sv('title'), sv('circle', { class: 'halo' }), sv('circle', { class: 'ring' }), sv('circle', { class: 'dot', fill: run.colors.get(name) || '#666' }),
         sv('text', { class: 'initials', 'text-anchor': 'middle', 'dominant-baseline': 'central' }),
         sv('text', { class: 'emoji', 'dominant-baseline': 'central' }),
-        sv('text', { class: 'name-label', 'text-anchor': 'middle' }));
+        sv('text', { class: 'name-label', 'text-anchor': 'middle' }),
+        sv('text', { class: 'activity-label', 'text-anchor': 'middle' }));
         g.style.transform = `translate(${p.x}px, ${p.y}px)`;
         layer.append(g);
       }
-      const [title, halo, dot, ini, emo, lab] = g.children;
+      const [title, halo, ring, dot, ini, emo, lab, act] = g.children;
       const where = locPath(a).join(' › ');
-      title.textContent = `${name}: ${str(a.activity)} (${where})`;
-      g.setAttribute('aria-label', `${name}, ${where}, ${str(a.activity)}`);
+      const e = emotionOf(a);
+      title.textContent = `${name}: ${str(a.activity)} (${where}), feeling ${e}`;
+      g.setAttribute('aria-label', `${name}, ${where}, ${str(a.activity)}, feeling ${e}`);
+      g.setAttribute('data-emotion', e);
       g.classList.toggle('selected', App.selected === name);
       g.style.transform = `translate(${p.x.toFixed(1)}px, ${p.y.toFixed(1)}px)`;
-      attr(halo, { r: p.r + 4 });
+      attr(halo, { r: p.r + 6 });
+      attr(ring, { r: p.r + 2, stroke: emotionColor(e) });
       attr(dot, { r: p.r });
       ini.textContent = p.r >= 8 ? initials(name) : '';
       attr(ini, { 'font-size': (p.r * 0.85).toFixed(1) });
       emo.textContent = str(a.activity_emoji);
       attr(emo, { x: (p.r * 0.55).toFixed(1), y: (-p.r * 0.95).toFixed(1), 'font-size': Math.max(9, p.r * 0.8).toFixed(1) });
-      lab.textContent = p.label ? truncate(name, p.chars) : '';
-      attr(lab, { y: (p.r + 11).toFixed(1) });
+      lab.textContent = p.lines ? truncate(name, p.chars) : '';
+      attr(lab, { y: (p.r + 13).toFixed(1) });
+      activityLines(act, p.lines > 1 ? str(a.activity) : '', p.actChars, p.lines - 1, p.r + 24);
     }
     for (const g of existing.values()) g.remove(); // agents absent from this step
     renderBubbles(run, state);
+  }
+
+  /** Fills `node` with `text` word-wrapped into at most `max` lines of `chars` characters
+   *  (the last one cut with an ellipsis), from y = `y0`. */
+  function activityLines(node, text, chars, max, y0) {
+    const words = text.trim().split(/\s+/).filter(Boolean);
+    const lines = [];
+    let cur = '';
+    for (const w of words) {
+      const next = cur ? `${cur} ${w}` : w;
+      if ([...next].length <= chars || !cur) { cur = next; continue; }
+      lines.push(cur);
+      cur = w;
+    }
+    if (cur) lines.push(cur);
+    const shown = lines.slice(0, Math.max(0, max)).map((l) => truncate(l, chars));
+    if (max > 0 && lines.length > max) shown[max - 1] = truncate(`${lines[max - 1]} ${lines[max]}`, chars);
+    node.replaceChildren(...shown.map((l, i) => sv('tspan', { x: 0, y: (y0 + i * 11).toFixed(1), text: l })));
   }
 
   /** Where a conversation key is on the map: the place itself, else a participant's room. */
@@ -699,7 +779,8 @@
     const entry = run && App.runs.find((r) => String(r.id) === run.id);
     $('run-name').textContent = run ? `· ${str((world && world.name) || (entry && entry.name) || run.id)}` : '';
     const st = $('run-status');
-    st.textContent = run ? `${str(run.status)}${run.status === 'running' && App.served ? ' · following new steps' : ''}` : '';
+    const how = run && run.status === 'running' ? (App.served ? ' · following new steps' : ' when this report was made') : '';
+    st.textContent = run ? `${str(run.status)}${how}` : '';
     st.className = `run-status status-${str(run && run.status).replace(/[^a-z]/g, '')}`;
     const bits = run && run.detail ? [run.detail.model, run.detail.device, run.detail.seed != null ? `seed ${run.detail.seed}` : null].filter((x) => x != null && x !== '') : [];
     st.title = bits.join(' · ');
@@ -761,7 +842,8 @@
     b.setAttribute('aria-pressed', String(on));
     if (!on) return;
     const run = App.run;
-    if (run && App.step >= run.states.length - 1 && run.status !== 'running') setStep(0); // replay from the start
+    const live = run && run.status === 'running' && App.served;
+    if (run && App.step >= run.states.length - 1 && !live) setStep(0); // replay from the start
     const ms = 1000 / App.speed;
     document.documentElement.style.setProperty('--move-ms', `${Math.round(Math.min(450, ms * 0.8))}ms`);
     App.playTimer = setInterval(() => {
@@ -778,6 +860,7 @@
     $('tab-map').setAttribute('aria-selected', String(!dash));
     $('tab-dashboard').setAttribute('aria-selected', String(dash));
     hideTip();
+    if (dash && App.dashDirty) renderDashboard();
   }
 
   function bindControls() {
@@ -798,6 +881,11 @@
       else if (e.key === 'ArrowRight') setStep(App.step + 1);
       else if (e.key === 'ArrowLeft') setStep(App.step - 1);
       else if (e.key === 'Escape') hideConversation(true);
+    });
+    let resizeTimer = null;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { if (!$('dashboard').hidden) renderDashboard(); else App.dashDirty = true; }, 150);
     });
     window.addEventListener('hashchange', () => {
       const id = decodeHashRun();
@@ -834,49 +922,100 @@
   }
 
   /**
-   * An SVG chart over the states `idx`: axes, day boundaries, a cursor for the replay's step,
-   * and hover/click by x position. `draw(g, X, Y)` adds the marks; `tipFor(k, y)` gives the
-   * tooltip lines for position k of idx and the pointer's y.
+   * Where the states `idx` sit on a time axis: minutes from the first shown day's start, each
+   * day as wide as the waking window shared by the shown days plus one step, so that a missing
+   * step leaves a gap and a night does not. `gap(k)` says whether a step is missing before k.
    */
-  function chartFrame({ chart, label, W, H, idx, yMax, yTicks, left = 34, draw, tipFor, yLabel = true }) {
+  function timeAxis(run, idx) {
+    const step = run.stepMin;
+    const mins = idx.map((i) => minutesOf(run.states[i].time));
+    const known = mins.filter((m) => m != null);
+    const lo = known.length ? Math.min(...known) : 0, hi = known.length ? Math.max(...known) : 0;
+    const days = [...new Set(idx.map((i) => str(run.states[i].date)))];
+    const dayW = hi - lo + 2 * step;
+    const pos = [];
+    idx.forEach((i, k) => {
+      const d = days.indexOf(str(run.states[i].date)), m = mins[k];
+      const p = m == null ? (k ? pos[k - 1] + step : 0) : d * dayW + (m - lo);
+      pos.push(k && p <= pos[k - 1] ? pos[k - 1] + step : p); // out-of-order times still advance
+    });
+    const dayOf = (k) => days.indexOf(str(run.states[idx[k]].date));
+    const gap = (k) => k > 0 && (dayOf(k) !== dayOf(k - 1) || pos[k] - pos[k - 1] > 1.5 * step);
+    return { pos, step, lo, hi, days, dayW, dayOf, gap, ampm: known.length && /[ap]\.?\s*m/i.test(str(run.states[idx[0]].time)) };
+  }
+
+  /** "6 am" / "6:15 am" / "18:00" for minutes since midnight, in the style of the states' times. */
+  function tickLabel(t, ampm) {
+    const h = Math.floor(t / 60) % 24, mm = t % 60;
+    if (!ampm) return `${String(h).padStart(2, '0')}:${String(mm).padStart(2, '0')}`;
+    return `${h % 12 || 12}${mm ? `:${String(mm).padStart(2, '0')}` : ''} ${h < 12 ? 'am' : 'pm'}`;
+  }
+
+  /**
+   * An SVG chart over the states `idx` on a time axis (see timeAxis): axes and their titles,
+   * day boundaries, a band above the plot for conversation marks, a cursor for the replay's
+   * step, and hover/click by x position. `draw(g, ax)` adds the marks, with `ax.X(k)`, `ax.Y(v)`,
+   * `ax.gap(k)`, `ax.half` (half a step in px) and `ax.band` (the y of the conversation band);
+   * `tipFor(k, y, Y)` gives the tooltip lines for position k of idx and the pointer's y.
+   */
+  function chartFrame({ chart, label, W, H, idx, yMax, yTicks, yTitle, left = 46, draw, tipFor, yLabel = true }) {
     const run = App.run;
-    const m = { l: left, r: 10, t: 10, b: 24 };
+    const ta = timeAxis(run, idx);
+    const multiDay = ta.days.length > 1;
+    const m = { l: left, r: 12, t: 20, b: multiDay ? 46 : 34 };
     const pw = W - m.l - m.r, ph = H - m.t - m.b, n = idx.length;
-    const X = (k) => m.l + (n <= 1 ? pw / 2 : (k * pw) / (n - 1));
+    const span = n ? ta.pos[n - 1] - ta.pos[0] : 0;
+    const X = (k) => m.l + (span <= 0 ? pw / 2 : ((ta.pos[k] - ta.pos[0]) * pw) / span);
+    const XT = (t) => m.l + (span <= 0 ? pw / 2 : ((t - ta.pos[0]) * pw) / span); // by axis minutes
     const Y = (v) => m.t + ph - (clamp(v, 0, yMax) / yMax) * ph;
+    const half = span <= 0 ? pw / 4 : Math.max(0.5, (ta.step * pw) / span / 2);
     const svg = sv('svg', { class: 'chart', 'data-chart': chart, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label });
     svg.append(sv('title', { text: label }));
     const axis = sv('g', { class: 'axis' });
     if (yLabel) for (const v of yTicks) axis.append(sv('line', { x1: m.l, x2: W - m.r, y1: Y(v), y2: Y(v), class: 'grid' }), sv('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', text: String(v) }));
-    // Day boundaries, then x labels: each day's first step and evenly spaced times, none overlapping.
-    const multiDay = new Set(idx.map((i) => run.states[i].date)).size > 1;
-    const dayStart = (k) => k === 0 || run.states[idx[k]].date !== run.states[idx[k - 1]].date;
-    idx.forEach((i, k) => { if (k > 0 && dayStart(k)) axis.append(sv('line', { class: 'day-line', x1: X(k - 0.5), x2: X(k - 0.5), y1: m.t, y2: m.t + ph })); });
-    const labelOf = (k) => (multiDay && dayStart(k) ? `${shortDate(run.states[idx[k]].date)} ` : '') + str(run.states[idx[k]].time);
-    const cands = idx.map((i, k) => k).filter((k) => k === 0 || (multiDay && dayStart(k)));
-    const every = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(pw / 75))));
-    for (let k = 0; k < n; k += every) cands.push(k);
-    const taken = [];
-    for (const k of cands) {
-      const t = labelOf(k), w = t.length * 5.6;
-      const cx = clamp(X(k), m.l + w / 2 - 4, W - m.r - w / 2);
-      const a = cx - w / 2 - 6, b = cx + w / 2 + 6;
-      if (taken.some(([p, q]) => a < q && b > p)) continue;
-      taken.push([a, b]);
-      axis.append(sv('text', { x: cx, y: H - 8, 'text-anchor': 'middle', text: t }));
+    if (yTitle) axis.append(sv('text', { class: 'axis-title y-title', 'text-anchor': 'middle', transform: `translate(12 ${m.t + ph / 2}) rotate(-90)`, text: yTitle }));
+    // Day boundaries half way between one day's last state and the next one's first.
+    idx.forEach((i, k) => {
+      if (k > 0 && ta.dayOf(k) !== ta.dayOf(k - 1)) { const x = (X(k - 1) + X(k)) / 2; axis.append(sv('line', { class: 'day-line', x1: x, x2: x, y1: m.t, y2: m.t + ph })); }
+    });
+    // Ticks at round times, as sparse as needed to keep labels 64 px apart; dates under them.
+    if (n && span > 0) {
+      const perMin = pw / span;
+      const every = [15, 30, 60, 120, 180, 240, 360, 720, 1440].find((e) => e * perMin >= 64) || 1440;
+      const taken = [];
+      ta.days.forEach((d, di) => {
+        const base = di * ta.dayW - ta.lo;
+        for (let t = Math.ceil(ta.lo / every) * every; t <= ta.hi; t += every) {
+          const x = XT(base + t);
+          if (x < m.l - 1 || x > W - m.r + 1 || taken.some((p) => Math.abs(p - x) < 44)) continue;
+          taken.push(x);
+          axis.append(sv('line', { class: 'tick', x1: x, x2: x, y1: m.t + ph, y2: m.t + ph + 4 }),
+            sv('text', { class: 'tick-label', x, y: m.t + ph + 15, 'text-anchor': 'middle', text: tickLabel(t, ta.ampm) }));
+        }
+        if (multiDay) {
+          const ks = idx.map((_, k) => k).filter((k) => ta.dayOf(k) === di);
+          const x = (X(ks[0]) + X(ks[ks.length - 1])) / 2;
+          axis.append(sv('text', { class: 'date-label', x, y: m.t + ph + 28, 'text-anchor': 'middle', text: shortDate(d) }));
+        }
+      });
+    } else if (n) {
+      axis.append(sv('text', { class: 'tick-label', x: X(0), y: m.t + ph + 15, 'text-anchor': 'middle', text: str(run.states[idx[0]].time) }));
     }
+    axis.append(sv('text', { class: 'axis-title x-title', x: m.l + pw / 2, y: H - 4, 'text-anchor': 'middle', text: multiDay ? 'time of day, by date' : `time of day (${str(n ? run.states[idx[0]].date : '')})` }));
     const marks = sv('g', { class: 'marks' });
     const cursor = sv('line', { class: 'hover-line', y1: m.t, y2: m.t + ph, visibility: 'hidden' });
     const now = sv('line', { class: 'now-line', y1: m.t, y2: m.t + ph });
     svg.append(axis, now, marks, cursor);
     svg.__nowX = (step) => { const k = idx.indexOf(step); return k < 0 ? null : X(k); };
-    draw(marks, X, Y);
+    draw(marks, { X, Y, gap: ta.gap, half, band: m.t - 10, top: m.t, bottom: m.t + ph });
     if (!n) svg.append(sv('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'muted', text: 'no states' }));
     const at = (e) => {
       const ctm = svg.getScreenCTM();
       if (!ctm || !n) return null;
       const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(ctm.inverse());
-      return { k: clamp(Math.round(n <= 1 ? 0 : ((p.x - m.l) / pw) * (n - 1)), 0, n - 1), y: p.y };
+      let best = 0;
+      for (let k = 1; k < n; k++) if (Math.abs(X(k) - p.x) < Math.abs(X(best) - p.x)) best = k;
+      return { k: best, y: p.y };
     };
     svg.addEventListener('mousemove', (e) => {
       const a = at(e);
@@ -889,16 +1028,22 @@
     return svg;
   }
 
-  /** A path through values, broken where a value is missing; `off` shifts it a few units
-   *  down so that lines with equal values stay visible side by side. */
-  function linePath(values, X, Y, off = 0) {
+  /** A path through values, broken where a value or a step is missing; `off` shifts it a few
+   *  units down so that lines with equal values stay visible side by side. */
+  function linePath(values, ax, off = 0) {
     let d = '', pen = false;
     values.forEach((v, k) => {
       if (v == null) { pen = false; return; }
-      d += `${pen ? 'L' : 'M'}${X(k).toFixed(1)} ${(Y(v) + off).toFixed(1)}`;
+      if (ax.gap(k)) pen = false;
+      d += `${pen ? 'L' : 'M'}${ax.X(k).toFixed(1)} ${(ax.Y(v) + off).toFixed(1)}`;
       pen = true;
     });
     return d;
+  }
+
+  /** A speech-bubble mark centred on (x, y) for a step with a conversation. */
+  function convMark(x, y, attrs) {
+    return sv('path', Object.assign({ class: 'conv-mark', d: `M${(x - 5).toFixed(1)} ${(y - 4).toFixed(1)}h10v6h-5l-3 3v-3h-2z` }, attrs));
   }
 
   /** Moves every chart's replay cursor to the current step. */
@@ -920,37 +1065,59 @@
 
   // ---------------------------------------------------------------- dashboard: the charts
 
+  /** Widths to draw charts at: the boxes' own widths, so that text keeps its size on any screen. */
+  function chartWidths() {
+    const full = Math.max(280, Math.floor($('closeness-chart').clientWidth || 1100));
+    const grid = $('needs-charts').clientWidth || full;
+    const cols = Math.max(1, Math.floor((grid + 10) / (Math.min(460, grid) + 10)));
+    return { full, card: Math.max(260, Math.floor((grid - 10 * (cols - 1)) / cols) - 14) };
+  }
+
   function renderDashboard() {
     const run = App.run;
     const needsBox = $('needs-charts'), closeBox = $('closeness-chart'), emoBox = $('emotions-chart');
+    // Charts are sized to their boxes, which have no size while the tab is hidden.
+    App.dashDirty = $('dashboard').hidden;
+    if (App.dashDirty) return;
     if (!run) { needsBox.replaceChildren(); closeBox.replaceChildren(); emoBox.replaceChildren(); return; }
     const idx = dayIndices(run);
     const pts = idx.length <= 160;
+    const { full, card } = chartWidths();
+    const talkers = (k) => run.talks[idx[k]] || [];
+    const partners = (k, name) => [...new Set(talkers(k).filter((t) => t.includes(name)).flat().filter((x) => x !== name))];
+    const convLegend = () => el('span', { class: 'legend-item' },
+      sv('svg', { width: 14, height: 12, 'aria-hidden': 'true' }, convMark(7, 5)), 'conversation at this step');
 
-    // Needs: one chart per agent, one line per need.
-    $('needs-legend').replaceChildren(...NEEDS.map((k) => legendItem(NEED_COLORS[k], k)));
+    // Needs: one chart per agent, one line per need, a mark above the plot when the agent talks.
+    $('needs-legend').replaceChildren(...NEEDS.map((k) => legendItem(NEED_COLORS[k], k)), convLegend());
     needsBox.replaceChildren(...run.agents.map((name) => {
       const rows = idx.map((i) => findAgent(run.states[i], name));
       const svg = chartFrame({
-        chart: `needs:${name}`, label: `Needs of ${name} over time (0 to 10)`, W: 560, H: 170, idx, yMax: 10, yTicks: [0, 2, 4, 6, 8, 10],
-        draw: (g, X, Y) => NEEDS.forEach((k, j) => {
-          const vals = rows.map((a) => (a && a.basic_needs ? num(a.basic_needs[k]) : null));
-          const off = (j - 2) * 1.1;
-          g.append(sv('path', { class: 'series', d: linePath(vals, X, Y, off), stroke: NEED_COLORS[k], 'data-need': k }));
-          if (pts) vals.forEach((v, kk) => { if (v != null) g.append(sv('circle', { class: 'pt', cx: X(kk), cy: Y(v) + off, r: 2.4, fill: NEED_COLORS[k], 'data-step': idx[kk] })); });
-        }),
+        chart: `needs:${name}`, label: `Needs of ${name} over time (0 to 10)`, W: card, H: 200, idx, yMax: 10, yTicks: [0, 2, 4, 6, 8, 10], yTitle: 'need (0–10)',
+        draw: (g, ax) => {
+          NEEDS.forEach((k, j) => {
+            const vals = rows.map((a) => (a && a.basic_needs ? num(a.basic_needs[k]) : null));
+            const off = (j - 2) * 1.1;
+            g.append(sv('path', { class: 'series', d: linePath(vals, ax, off), stroke: NEED_COLORS[k], 'data-need': k }));
+            if (pts) vals.forEach((v, kk) => { if (v != null) g.append(sv('circle', { class: 'pt', cx: ax.X(kk), cy: ax.Y(v) + off, r: 2.4, fill: NEED_COLORS[k], 'data-step': idx[kk] })); });
+          });
+          idx.forEach((i, k) => { if (partners(k, name).length) g.append(convMark(ax.X(k), ax.band, { 'data-step': i })); });
+        },
         tipFor: (k) => {
           const s = run.states[idx[k]], a = rows[k];
           if (!a) return [stamp(s), `${name}: not in this step`];
+          const who = partners(k, name);
           return [stamp(s), `${name}: ${str(a.activity_emoji)} ${str(a.activity)}`, `emotion: ${emotionOf(a)}`,
-            NEEDS.map((n) => `${n} ${fmt(a.basic_needs ? num(a.basic_needs[n]) : null)}`).join(' · ')];
+            NEEDS.map((n) => `${n} ${fmt(a.basic_needs ? num(a.basic_needs[n]) : null)}`).join(' · '),
+            who.length ? `talked with ${who.join(', ')}` : null].filter(Boolean);
         },
       });
       return el('figure', { class: 'chart-card' },
         el('figcaption', {}, el('span', { class: 'swatch small', style: { background: run.colors.get(name) }, 'aria-hidden': 'true' }), name), svg);
     }));
 
-    // Closeness: one line per directed pair, coloured by who feels it, dashed by whom.
+    // Closeness: one line per directed pair, coloured by who feels it, dashed by whom; on its
+    // whole 0-30 scale; a mark above the plot at each step with a conversation.
     const pairs = [];
     for (const s of run.states) for (const a of agentsOf(s)) {
       const rel = a.social_relationships && typeof a.social_relationships === 'object' ? a.social_relationships : {};
@@ -965,47 +1132,48 @@
       p.dash = DASHES[k % DASHES.length];
       p.vals = idx.map((i) => { const a = findAgent(run.states[i], p.from); const r = a && a.social_relationships && a.social_relationships[p.to]; return r ? num(r.closeness) : null; });
     }
-    const maxC = Math.max(0, ...pairs.flatMap((p) => p.vals.filter((v) => v != null)));
-    const yMax = Math.min(30, Math.max(10, Math.ceil((maxC + 1) / 5) * 5));
-    const cTicks = []; for (let v = 0; v <= yMax; v += yMax > 15 ? 5 : 2) cTicks.push(v);
     const paths = [];
     closeBox.replaceChildren(chartFrame({
-      chart: 'closeness', label: `Closeness between agents over time (0 to ${yMax} shown, scale 0 to 30)`, W: 1100, H: 260, idx, yMax, yTicks: cTicks,
-      draw: (g, X, Y) => pairs.forEach((p, i) => {
-        const off = (i - (pairs.length - 1) / 2) * Math.min(1.6, 12 / pairs.length);
-        const path = sv('path', { class: 'series', d: linePath(p.vals, X, Y, off), stroke: p.color, 'stroke-dasharray': p.dash || null, 'data-pair': `${p.from}→${p.to}` });
-        paths.push(path);
-        g.append(path);
-        if (pts) p.vals.forEach((v, k) => { if (v != null) g.append(sv('circle', { class: 'pt', cx: X(k), cy: Y(v) + off, r: 2, fill: p.color })); });
-      }),
+      chart: 'closeness', label: 'Closeness between agents over time (0 to 30)', W: full, H: 280, idx, yMax: 30, yTicks: [0, 5, 10, 15, 20, 25, 30], yTitle: 'closeness (0–30)',
+      draw: (g, ax) => {
+        pairs.forEach((p, i) => {
+          const off = (i - (pairs.length - 1) / 2) * Math.min(1.6, 12 / pairs.length);
+          const path = sv('path', { class: 'series', d: linePath(p.vals, ax, off), stroke: p.color, 'stroke-dasharray': p.dash || null, 'data-pair': `${p.from}→${p.to}` });
+          paths.push(path);
+          g.append(path);
+          if (pts) p.vals.forEach((v, k) => { if (v != null) g.append(sv('circle', { class: 'pt', cx: ax.X(k), cy: ax.Y(v) + off, r: 2, fill: p.color })); });
+        });
+        idx.forEach((i, k) => { if (talkers(k).length) g.append(convMark(ax.X(k), ax.band, { 'data-step': i })); });
+      },
       tipFor: (k, y, Y) => {
         const s = run.states[idx[k]];
         const near = pairs.filter((p) => p.vals[k] != null).sort((p, q) => Math.abs(Y(p.vals[k]) - y) - Math.abs(Y(q.vals[k]) - y)).slice(0, 4);
-        return [stamp(s), ...near.map((p) => `${p.from} → ${p.to}${p.rel ? ` (${p.rel})` : ''}: ${fmt(p.vals[k])}`)];
+        return [stamp(s), ...near.map((p) => `${p.from} → ${p.to}${p.rel ? ` (${p.rel})` : ''}: ${fmt(p.vals[k])}`),
+          ...talkers(k).map((t) => `conversation: ${t.join(' ↔ ')}`)];
       },
     }));
     $('closeness-legend').replaceChildren(...(pairs.length ? pairs.map((p, i) => legendItem(p.color, `${p.from} → ${p.to}`, p.dash, {
       onmouseenter: () => paths.forEach((q, j) => q.classList.toggle('dim', j !== i)),
       onmouseleave: () => paths.forEach((q) => q.classList.remove('dim')),
-    })) : [el('span', { class: 'muted', text: 'No relationships recorded.' })]));
+    })) : [el('span', { class: 'muted', text: 'No relationships recorded.' })]), convLegend());
 
-    // Emotions: a strip per agent, one coloured segment per step (runs of equal emotion merged).
+    // Emotions: a strip per agent, one coloured segment per step (runs of equal emotion merged,
+    // broken where a step is missing).
     const seen = new Set();
-    const rowH = 22, labelW = 170, W = 1100;
-    const H = 10 + rowH * run.agents.length + 24;
+    const rowH = 22, labelW = Math.round(clamp(full * 0.16, 90, 170));
+    const H = 20 + rowH * run.agents.length + (run.dates.length > 1 && App.day === 'all' ? 46 : 34);
     emoBox.replaceChildren(chartFrame({
-      chart: 'emotions', label: 'Emotion of each agent at each step', W, H, idx, yMax: 1, yTicks: [], left: labelW, yLabel: false,
-      draw: (g, X) => {
+      chart: 'emotions', label: 'Emotion of each agent at each step', W: full, H, idx, yMax: 1, yTicks: [], left: labelW, yLabel: false,
+      draw: (g, ax) => {
         const n = idx.length;
-        const half = n > 1 ? (X(1) - X(0)) / 2 : (W - labelW - 10) / 2;
-        const x0 = (k) => Math.max(labelW, X(k) - half), x1 = (k) => Math.min(W - 10, X(k) + half);
+        const x0 = (k) => Math.max(labelW, ax.X(k) - ax.half), x1 = (k) => Math.min(full - 12, ax.X(k) + ax.half);
         run.agents.forEach((name, r) => {
-          const y = 10 + r * rowH;
-          g.append(sv('text', { x: labelW - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end', class: 'row-label', text: truncate(name, 24) }));
+          const y = ax.top + r * rowH;
+          g.append(sv('text', { x: labelW - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end', class: 'row-label', text: truncate(name, Math.floor(labelW / 7)) }));
           const emos = idx.map((i) => { const a = findAgent(run.states[i], name); return a ? emotionOf(a) : null; });
           let start = 0;
           for (let k = 1; k <= n; k++) {
-            if (k < n && emos[k] === emos[start]) continue;
+            if (k < n && emos[k] === emos[start] && !ax.gap(k)) continue;
             const e = emos[start];
             if (e) seen.add(e);
             g.append(sv('rect', { class: 'seg', x: x0(start), y: y + 2, width: Math.max(1, x1(k - 1) - x0(start)), height: rowH - 5,
@@ -1016,7 +1184,7 @@
       },
       tipFor: (k, y) => {
         const s = run.states[idx[k]];
-        const name = run.agents[clamp(Math.floor((y - 10) / rowH), 0, run.agents.length - 1)];
+        const name = run.agents[clamp(Math.floor((y - 20) / rowH), 0, run.agents.length - 1)];
         const a = findAgent(s, name);
         return a ? [stamp(s), `${name}: ${emotionOf(a)}`, `${str(a.activity_emoji)} ${str(a.activity)}`] : [stamp(s), `${name}: not in this step`];
       },
