@@ -24,6 +24,7 @@ mod remote;
 mod remote_constrain;
 mod remote_faults;
 mod sim;
+mod synthetic_arch;
 mod tensor_backend;
 mod tokenizer;
 mod viewer;

@@ -1,4 +1,6 @@
-//! Model hyper-parameters read from GGUF metadata, for the llama family, qwen2 and gemma3.
+//! Model hyper-parameters read from GGUF metadata: the llama family (llama, mistral), qwen2,
+//! qwen3, phi3, gemma2 and gemma3. Anything of a file we do not implement (another
+//! architecture, a RoPE scaling type) is an error naming it, never approximated.
 
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
@@ -11,8 +13,24 @@ pub enum Arch {
     /// Qwen2 / Qwen2.5: the llama block with biases on the Q, K and V projections and NEOX
     /// (rotate-halves) RoPE.
     Qwen2,
+    /// Qwen3: the llama block with per-head RMSNorm of Q and K before RoPE, NEOX RoPE, no
+    /// biases.
+    Qwen3,
+    /// Phi-3 / Phi-3.5 / Phi-4-mini: fused QKV (`attn_qkv`) and gate-up (`ffn_up` of 2·ffn
+    /// rows) projections, NEOX RoPE.
+    Phi3,
+    /// Gemma 2: post-norms, GELU, scaled embeddings, sliding-window attention on every other
+    /// layer, soft-capped attention scores and logits.
+    Gemma2,
     /// Gemma 3: QK norms, post-norms, GELU, sliding-window layers, scaled embeddings.
     Gemma3,
+}
+
+impl Arch {
+    /// Gemma's block: GELU, norms after attention and the FFN, scaled embeddings.
+    pub fn is_gemma(self) -> bool {
+        matches!(self, Arch::Gemma2 | Arch::Gemma3)
+    }
 }
 
 /// Everything the forward pass needs to know about the network's shape.
@@ -44,6 +62,20 @@ pub struct Config {
     /// The Q, K and V projections carry biases (`blk.N.attn_{q,k,v}.bias`), added after the
     /// projection and before RoPE (qwen2).
     pub qkv_bias: bool,
+    /// Per-head RMSNorm of Q and K before RoPE (`attn_{q,k}_norm`: qwen3, gemma3).
+    pub qk_norm: bool,
+    /// RMSNorm after attention and after the FFN (`post_attention_norm`, `post_ffw_norm`).
+    pub post_norms: bool,
+    /// GELU (tanh approximation) rather than SiLU in the gated FFN.
+    pub gelu: bool,
+    /// Q, K and V in one tensor `attn_qkv`, gate and up in one `ffn_up` (phi3).
+    pub fused: bool,
+    /// Attention scores become `cap·tanh(score/cap)` before the softmax (gemma2).
+    pub attn_softcap: Option<f32>,
+    /// Logits become `cap·tanh(logit/cap)` (gemma2).
+    pub final_softcap: Option<f32>,
+    /// RoPE positions are multiplied by this (`1 / rope.scaling.factor` of linear scaling).
+    pub rope_freq_scale: f32,
 }
 
 impl Config {
@@ -53,6 +85,9 @@ impl Config {
         let arch = match arch_name.as_str() {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
+            "qwen3" => Arch::Qwen3,
+            "phi3" => Arch::Phi3,
+            "gemma2" => Arch::Gemma2,
             "gemma3" => Arch::Gemma3,
             other => return Err(LlmError::UnsupportedArchitecture(other.to_string())),
         };
@@ -99,65 +134,74 @@ impl Config {
                 n_heads * head_dim
             )));
         }
-        let cfg = match arch {
-            Arch::Llama | Arch::Qwen2 => Config {
-                arch,
-                rope_base: g.opt(&key("rope.freq_base"), GgufFile::get_f32)?.unwrap_or(
-                    if arch == Arch::Qwen2 {
-                        1_000_000.0
-                    } else {
-                        10_000.0
-                    },
-                ),
-                rope_base_local: 0.0,
-                rope_neox: arch == Arch::Qwen2,
-                sliding_window: None,
-                scale_embeddings: false,
-                attn_scale: 1.0 / (head_dim as f32).sqrt(),
-                qkv_bias: arch == Arch::Qwen2,
-                arch_name,
-                hidden,
-                n_layers,
-                n_heads,
-                n_kv_heads,
-                head_dim,
-                ffn,
-                vocab,
-                context_length,
-                eps,
-            },
-            Arch::Gemma3 => {
-                let window = g.get_usize(&key("attention.sliding_window"))?;
-                let period = g
-                    .opt(&key("attention.sliding_window_type"), GgufFile::get_usize)?
-                    .unwrap_or(6);
-                Config {
-                    arch,
-                    rope_base: g
-                        .opt(&key("rope.freq_base"), GgufFile::get_f32)?
-                        .unwrap_or(1_000_000.0),
-                    rope_base_local: g
-                        .opt(&key("rope.local_freq_base"), GgufFile::get_f32)?
-                        .unwrap_or(10_000.0),
-                    rope_neox: true,
-                    sliding_window: Some((window, period.max(1))),
-                    scale_embeddings: true,
-                    attn_scale: 1.0 / (head_dim as f32).sqrt(),
-                    qkv_bias: false,
-                    arch_name,
-                    hidden,
-                    n_layers,
-                    n_heads,
-                    n_kv_heads,
-                    head_dim,
-                    ffn,
-                    vocab,
-                    context_length,
-                    eps,
-                }
-            }
+        let rope_freq_scale = rope_scaling(g, &arch_name)?;
+        let f32_key = |k: &str| g.opt(&key(k), GgufFile::get_f32);
+        let rope_base = f32_key("rope.freq_base")?.unwrap_or(match arch {
+            Arch::Qwen2 | Arch::Qwen3 | Arch::Gemma3 => 1_000_000.0,
+            _ => 10_000.0,
+        });
+        let window = |default_period: usize| -> Result<Option<(usize, usize)>> {
+            let w = g.get_usize(&key("attention.sliding_window"))?;
+            let period = g
+                .opt(&key("attention.sliding_window_type"), GgufFile::get_usize)?
+                .unwrap_or(default_period);
+            Ok(Some((w, period.max(1))))
+        };
+        let (sliding_window, rope_base_local) = match arch {
+            // Gemma 2: every other layer (the even ones) is local, with the global base.
+            Arch::Gemma2 => (window(2)?, rope_base),
+            Arch::Gemma3 => (
+                window(6)?,
+                f32_key("rope.local_freq_base")?
+                    .or(f32_key("rope.freq_base_swa")?)
+                    .unwrap_or(10_000.0),
+            ),
+            _ => (None, 0.0),
+        };
+        // Gemma 2 27B scales queries by 1/sqrt(hidden/heads) (its query_pre_attn_scalar),
+        // the others by 1/sqrt(head_dim); llama.cpp tells the 27B by its 46 layers.
+        let attn_scale = if arch == Arch::Gemma2 && n_layers == 46 {
+            1.0 / ((hidden / n_heads) as f32).sqrt()
+        } else {
+            1.0 / (head_dim as f32).sqrt()
+        };
+        let softcap = |k: &str, default: f32| -> Result<Option<f32>> {
+            Ok((arch == Arch::Gemma2).then_some(f32_key(k)?.unwrap_or(default)))
+        };
+        let cfg = Config {
+            arch,
+            rope_base,
+            rope_base_local,
+            rope_neox: arch != Arch::Llama,
+            sliding_window,
+            scale_embeddings: arch.is_gemma(),
+            attn_scale,
+            qkv_bias: arch == Arch::Qwen2,
+            qk_norm: matches!(arch, Arch::Qwen3 | Arch::Gemma3),
+            post_norms: arch.is_gemma(),
+            gelu: arch.is_gemma(),
+            fused: arch == Arch::Phi3,
+            attn_softcap: softcap("attn_logit_softcapping", 50.0)?,
+            final_softcap: softcap("final_logit_softcapping", 30.0)?,
+            rope_freq_scale,
+            arch_name,
+            hidden,
+            n_layers,
+            n_heads,
+            n_kv_heads,
+            head_dim,
+            ffn,
+            vocab,
+            context_length,
+            eps,
         };
         Ok(cfg)
+    }
+
+    /// Whether the file's RoPE has per-dimension frequency factors (`rope_freqs.weight`, Llama
+    /// 3.1+); [`super::weights::rope_factors`] reads them.
+    pub fn has_rope_factors(g: &GgufFile) -> bool {
+        g.has_tensor("rope_freqs.weight")
     }
 
     /// Width of one position's keys (or values) across kv heads.
@@ -181,5 +225,55 @@ impl Config {
         let attn = self.hidden * (self.q_dim() + 2 * self.kv_dim()) + self.q_dim() * self.hidden;
         let mlp = 3 * self.hidden * self.ffn;
         self.n_layers * (attn + mlp) + self.vocab * self.hidden
+    }
+}
+
+/// The RoPE position scale of `ARCH.rope.scaling.*`: 1 without scaling, `1/factor` for linear
+/// scaling. YaRN, LongRoPE and an attention factor are refused (not implemented).
+fn rope_scaling(g: &GgufFile, arch: &str) -> Result<f32> {
+    let key = |k: &str| format!("{arch}.{k}");
+    let unsupported = |what: String| LlmError::Unsupported {
+        path: g.path().to_path_buf(),
+        what,
+    };
+    let kind = g.opt(&key("rope.scaling.type"), |g, k| {
+        g.get_str(k).map(str::to_string)
+    })?;
+    let factor = g
+        .opt(&key("rope.scaling.factor"), GgufFile::get_f32)?
+        .or(g.opt(&key("rope.scale_linear"), GgufFile::get_f32)?);
+    match kind.as_deref() {
+        None | Some("none") | Some("linear") => {}
+        Some(other) => {
+            return Err(unsupported(format!(
+                "RoPE scaling `{other}` (`{}`; implemented: none, linear, and Llama 3's \
+                 `rope_freqs` factors)",
+                key("rope.scaling.type")
+            )))
+        }
+    }
+    if let Some(a) = g.opt(&key("rope.scaling.attn_factor"), GgufFile::get_f32)? {
+        if a != 1.0 {
+            return Err(unsupported(format!(
+                "a RoPE attention factor (`{}` = {a})",
+                key("rope.scaling.attn_factor")
+            )));
+        }
+    }
+    if g.has_tensor("rope_factors_long.weight") || g.has_tensor("rope_factors_short.weight") {
+        return Err(unsupported(
+            "LongRoPE (`rope_factors_long` / `rope_factors_short`, Phi-3 128k)".into(),
+        ));
+    }
+    match (kind.as_deref(), factor) {
+        (Some("none"), _) | (_, None) => Ok(1.0),
+        (_, Some(f)) if f > 0.0 && f.is_finite() => Ok(if f == 1.0 { 1.0 } else { 1.0 / f }),
+        (_, Some(f)) => Err(LlmError::BadGguf {
+            path: g.path().to_path_buf(),
+            reason: format!(
+                "`{}` = {f} is not a positive factor",
+                key("rope.scaling.factor")
+            ),
+        }),
     }
 }

@@ -21,8 +21,14 @@ pub enum LlmError {
         name: String,
         reason: String,
     },
-    #[error("unsupported architecture `{0}` (supported: llama, mistral, qwen2, gemma3)")]
+    #[error("unsupported architecture `{0}` (supported: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3)")]
     UnsupportedArchitecture(String),
+    /// A feature of the file's architecture that we do not implement (never approximated).
+    #[error("{}: {what} is not implemented (the model would run wrongly without it)", path.display())]
+    Unsupported {
+        path: std::path::PathBuf,
+        what: String,
+    },
     #[error("unsupported tensor type {dtype} for `{name}` (supported: F32, F16, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, Q8_0)")]
     UnsupportedDtype { name: String, dtype: String },
     #[error("tokenizer: {0}")]

@@ -1,4 +1,5 @@
-//! The transformer forward pass for the llama family, qwen2 and gemma3, over a ragged batch.
+//! The transformer forward pass of every architecture in [`super::config::Arch`], over a
+//! ragged batch.
 //!
 //! Unlike candle's stock quantized models (one KV cache and one position for the whole
 //! batch), every sequence brings its own [`SeqCache`] and any number of new tokens: all rows
@@ -8,12 +9,12 @@
 
 use rayon::prelude::*;
 
-use super::config::{Arch, Config};
+use super::config::Config;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kernels::{self, SendPtr, Weight};
 use super::kv::SeqCache;
-use super::weights::{load_f32, map_tensor, read_layer};
+use super::weights::{load_f32, map_tensor, read_layer, rope_factors};
 
 /// How weights are held in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -99,13 +100,26 @@ pub(super) struct Rope {
 }
 
 impl Rope {
-    pub(super) fn new(head_dim: usize, base: f32, max_pos: usize) -> Self {
+    /// Tables for positions `0..max_pos`: dimension pair i turns by `p·scale·base^(−2i/d) /
+    /// factors[i]` (`scale` from linear RoPE scaling, `factors` Llama 3's `rope_freqs`).
+    pub(super) fn new(
+        head_dim: usize,
+        base: f32,
+        max_pos: usize,
+        scale: f32,
+        factors: Option<&[f32]>,
+    ) -> Self {
         let half = head_dim / 2;
         let mut cos = Vec::with_capacity(max_pos * half);
         let mut sin = Vec::with_capacity(max_pos * half);
+        let freqs: Vec<f64> = (0..half)
+            .map(|i| {
+                let f = 1.0 / (base as f64).powf(2.0 * i as f64 / head_dim as f64);
+                f * scale as f64 / factors.map_or(1.0, |fs| fs[i] as f64)
+            })
+            .collect();
         for p in 0..max_pos {
-            for i in 0..half {
-                let freq = 1.0 / (base as f64).powf(2.0 * i as f64 / head_dim as f64);
+            for &freq in &freqs {
                 let a = p as f64 * freq;
                 cos.push(a.cos() as f32);
                 sin.push(a.sin() as f32);
@@ -166,17 +180,22 @@ impl Model {
         } else {
             None
         };
-        let rope_global = Rope::new(cfg.head_dim, cfg.rope_base, max_pos);
-        let rope_local = cfg
-            .sliding_window
-            .map(|_| Rope::new(cfg.head_dim, cfg.rope_base_local, max_pos));
-        // With tied embeddings in F32 mode the head must be F32 too, for exactness.
-        let (embed, lm_head) = match (format, lm_head) {
-            (WeightFormat::F32, None) => {
-                let f = load_weight(g, "token_embd.weight", cfg.vocab, h, format)?;
-                (f, None)
-            }
-            (_, head) => (embed, head),
+        let factors = rope_factors(g, &cfg)?;
+        let rope = |base| {
+            Rope::new(
+                cfg.head_dim,
+                base,
+                max_pos,
+                cfg.rope_freq_scale,
+                factors.as_deref(),
+            )
+        };
+        let rope_global = rope(cfg.rope_base);
+        let rope_local = cfg.sliding_window.map(|_| rope(cfg.rope_base_local));
+        // In F32 mode (the exact reference) the embeddings are F32 too, tied to the head or not.
+        let embed = match format {
+            WeightFormat::F32 => load_weight(g, "token_embd.weight", cfg.vocab, h, format)?,
+            WeightFormat::Q8 => embed,
         };
         Ok(Self {
             cfg,
@@ -311,9 +330,10 @@ impl Model {
             for (r, out) in act.chunks_exact_mut(f).enumerate() {
                 let row = &gu[r * 2 * f..(r + 1) * 2 * f];
                 out.copy_from_slice(&row[..f]);
-                match cfg.arch {
-                    Arch::Llama | Arch::Qwen2 => kernels::silu_mul(out, &row[f..]),
-                    Arch::Gemma3 => kernels::gelu_mul(out, &row[f..]),
+                if cfg.gelu {
+                    kernels::gelu_mul(out, &row[f..]);
+                } else {
+                    kernels::silu_mul(out, &row[f..]);
                 }
             }
             layer.w_down.matmul(&act, &mut o);
@@ -344,6 +364,9 @@ impl Model {
         let head = self.lm_head.as_ref().unwrap_or(&self.embed);
         let mut logits = vec![0f32; want.len() * cfg.vocab];
         head.matmul(&hs, &mut logits);
+        if let Some(cap) = cfg.final_softcap {
+            logits.iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
+        }
         let mut out = Vec::with_capacity(seqs.len());
         let mut off = 0;
         for c in counts {
@@ -402,6 +425,9 @@ impl Model {
                 for j in 0..group {
                     let sc = &mut scores[j * npos..(j + 1) * npos];
                     sc.iter_mut().for_each(|v| *v *= cfg.attn_scale);
+                    if let Some(cap) = cfg.attn_softcap {
+                        sc.iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
+                    }
                     kernels::softmax(sc);
                 }
                 acc.iter_mut().for_each(|a| *a = 0.0);

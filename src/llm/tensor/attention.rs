@@ -116,9 +116,11 @@ impl StepPlan {
                 (true, Some(m)) => m,
                 _ => &g.mask_global,
             };
-            let scores = (qg.matmul(&k.t()?)? * cfg.attn_scale as f64)?
-                .reshape((n, kvh, grp, t, l))?
-                .broadcast_add(mask)?;
+            let mut scores = (qg.matmul(&k.t()?)? * cfg.attn_scale as f64)?;
+            if let Some(cap) = cfg.attn_softcap {
+                scores = ((scores / cap as f64)?.tanh()? * cap as f64)?;
+            }
+            let scores = scores.reshape((n, kvh, grp, t, l))?.broadcast_add(mask)?;
             let probs = candle_nn::ops::softmax_last_dim(&scores)?.reshape((n, kvh, grp * t, l))?;
             let out = probs
                 .matmul(&v)?

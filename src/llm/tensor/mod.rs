@@ -18,12 +18,12 @@ use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device, Tensor};
 
-use super::config::{Arch, Config};
+use super::config::Config;
 use super::error::Result;
 use super::gguf::GgufFile;
 use super::kv::{KvSegment, SeqCache, SharedPrefix, SlotPool};
 use super::model::{LogitsFor, Rope, SeqInput};
-use super::weights::{load_f32, read_layer};
+use super::weights::{load_f32, read_layer, rope_factors};
 use attention::StepPlan;
 
 /// Slots the device KV pool starts with; it doubles when full.
@@ -135,8 +135,9 @@ impl TensorModel {
         } else {
             None
         };
+        let factors = rope_factors(g, &cfg)?;
         let tables = |base: f32| -> Result<(Tensor, Tensor)> {
-            let r = Rope::new(hd, base, max_pos);
+            let r = Rope::new(hd, base, max_pos, cfg.rope_freq_scale, factors.as_deref());
             Ok((
                 Tensor::from_vec(r.cos, (max_pos, hd / 2), device)?,
                 Tensor::from_vec(r.sin, (max_pos, hd / 2), device)?,
@@ -311,10 +312,7 @@ impl TensorModel {
             let gu = xn.matmul(&layer.w_gate_up.t()?)?;
             let gate = gu.narrow(1, 0, cfg.ffn)?;
             let up = gu.narrow(1, cfg.ffn, cfg.ffn)?;
-            let act = match cfg.arch {
-                Arch::Llama | Arch::Qwen2 => gate.silu()?,
-                Arch::Gemma3 => gate.gelu()?,
-            };
+            let act = if cfg.gelu { gate.gelu()? } else { gate.silu()? };
             let mut o = (act * up)?.matmul(&layer.w_down.t()?)?;
             if let Some(n) = &layer.post_ffn_norm {
                 o = candle_nn::ops::rms_norm(&o, n, eps)?;
@@ -339,7 +337,10 @@ impl TensorModel {
         let rows = Tensor::from_slice(&want, want.len(), dev)?;
         let hs = candle_nn::ops::rms_norm(&x.index_select(&rows, 0)?, &self.out_norm, eps)?;
         let head = self.lm_head.as_ref().unwrap_or(&self.embed);
-        let logits = hs.matmul(&head.t()?)?;
+        let mut logits = hs.matmul(&head.t()?)?;
+        if let Some(cap) = cfg.final_softcap {
+            logits = ((logits / cap as f64)?.tanh()? * cap as f64)?;
+        }
         Ok(logits.flatten_all()?.to_dtype(DType::F32)?.to_vec1()?)
     }
 }
