@@ -159,11 +159,14 @@ fn check_kernels(name: &str, format: WeightFormat, tol: f32) {
     }
 }
 
-fn check_tensor(name: &str) {
+/// The tensor path on the CPU, with weights dequantized at load (`F32`) or kept as stored
+/// (`Q8`: the quantized-matmul path, on these F32 files the stored blocks split and permuted
+/// as raw bytes).
+fn check_tensor(name: &str, format: WeightFormat) {
     let (reference, file) = case(name);
     let tokens = u32s(&reference["tokens"]);
     let mut g = GgufFile::open(&file).unwrap();
-    let model = TensorModel::load(&mut g, &candle_core::Device::Cpu, 64)
+    let model = TensorModel::load(&mut g, &candle_core::Device::Cpu, format, 64)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let vocab = model.config().vocab;
     let mut cache = model.cache_with_prefix(Default::default(), 64);
@@ -180,10 +183,10 @@ fn check_tensor(name: &str) {
     });
     for (how, rows) in [("one pass", &whole), ("prefill then decode", &pieces)] {
         let (d, at) = worst(&reference, rows);
-        eprintln!("{name} (tensor-cpu, {how}): worst {d:.2e} of the range");
+        eprintln!("{name} (tensor-cpu {format:?}, {how}): worst {d:.2e} of the range");
         assert!(
             d <= TOL_F32,
-            "{name} (tensor-cpu, {how}): {d} of the range > {TOL_F32} at {at}"
+            "{name} (tensor-cpu {format:?}, {how}): {d} of the range > {TOL_F32} at {at}"
         );
     }
 }
@@ -192,7 +195,8 @@ fn check_tensor(name: &str) {
 fn check(name: &str) {
     check_kernels(name, WeightFormat::F32, TOL_F32);
     check_kernels(name, WeightFormat::Q8, TOL_Q8);
-    check_tensor(name);
+    check_tensor(name, WeightFormat::F32);
+    check_tensor(name, WeightFormat::Q8);
 }
 
 #[test]
@@ -248,7 +252,7 @@ fn yarn_and_longrope_are_refused_by_name() {
             "{name}: {e}"
         );
         let mut g = GgufFile::open(&file).unwrap();
-        let e = TensorModel::load(&mut g, &candle_core::Device::Cpu, 64)
+        let e = TensorModel::load(&mut g, &candle_core::Device::Cpu, WeightFormat::Q8, 64)
             .err()
             .expect("refused")
             .to_string();

@@ -26,7 +26,7 @@ fn tensor_model(path: &std::path::Path) -> TensorModel {
         .expect("device")
         .expect("a tensor device");
     let mut g = GgufFile::open(path).expect("open gguf");
-    TensorModel::load(&mut g, &dev, 4096).expect("load tensor model")
+    TensorModel::load(&mut g, &dev, WeightFormat::F32, 4096).expect("load tensor model")
 }
 
 fn kernels_model(path: &std::path::Path) -> Model {
@@ -195,4 +195,95 @@ fn engine_on_tensor_backend_agrees_with_cpu_kernels() {
         // Only the prefix cache's entries hold slots once every request is done.
         assert!(in_use <= 8192 + 64, "{in_use} slots still held");
     }
+}
+
+/// The tensor path with the weights kept in the file's quantization (as a GPU holds them):
+/// about the file's size in memory, and the same answers as our kernels.
+#[test]
+fn quantized_tensor_path_holds_the_file_size_and_agrees_with_the_kernels() {
+    let path = util::smollm2();
+    let dev = device()
+        .candle_device()
+        .expect("device")
+        .expect("a tensor device");
+    let mut g = GgufFile::open(&path).expect("open gguf");
+    let tensor = TensorModel::load(&mut g, &dev, WeightFormat::Q8, 4096).expect("load");
+    let file = std::fs::metadata(&path).unwrap().len() as f64;
+    let held = tensor.weight_bytes() as f64;
+    let mut g = GgufFile::open(&path).expect("open gguf");
+    let dense = TensorModel::load(&mut g, &dev, WeightFormat::F32, 4096).expect("load");
+    eprintln!(
+        "smollm2 on {}: weights {:.1} MiB quantized (+ {:.1} MiB embeddings on the host), \
+         {:.1} MiB dequantized; file {:.1} MiB",
+        device(),
+        held / 1048576.0,
+        tensor.host_weight_bytes() as f64 / 1048576.0,
+        dense.weight_bytes() as f64 / 1048576.0,
+        file / 1048576.0
+    );
+    assert!(
+        held < 1.3 * file && held > 0.7 * file,
+        "{held} bytes for a file of {file}"
+    );
+    let prompts: Vec<Vec<u32>> = vec![(0..7).map(|i| 100 + i).collect(), vec![42]];
+    let kernels = |format| -> Backend {
+        Model::load(&mut GgufFile::open(&path).unwrap(), format, 4096)
+            .unwrap()
+            .into()
+    };
+    let exact = prefill_then_decode(&kernels(WeightFormat::F32), &prompts, &[7, 8]);
+    let q8 = prefill_then_decode(&kernels(WeightFormat::Q8), &prompts, &[7, 8]);
+    let ours = prefill_then_decode(&tensor.into(), &prompts, &[7, 8]);
+    let off = |rows: &[Vec<f32>]| {
+        exact
+            .iter()
+            .zip(rows)
+            .map(|(x, y)| max_diff(x, y))
+            .fold(0f32, f32::max)
+    };
+    let (d_ours, d_q8) = (off(&ours), off(&q8));
+    eprintln!(
+        "smollm2: largest logit difference from the exact (F32) forward: quantized tensor path \
+         {d_ours:.3}, Q8 kernels {d_q8:.3}"
+    );
+    assert!(d_ours < 1.5 * d_q8.max(0.1), "{d_ours} vs {d_q8}");
+    // The engine on it: the same choices and greedy text as on the kernels.
+    let reqs = requests();
+    let quantized = |device| {
+        let opts = EngineOptions {
+            device,
+            ..EngineOptions::default()
+        };
+        Engine::load(&util::smollm2(), opts)
+            .expect("engine loads")
+            .run(reqs.clone(), |_| {})
+    };
+    let reference = quantized(DeviceChoice::Cpu);
+    let ours = quantized(device());
+    let mut same_text = 0;
+    for (r, o) in reference.iter().zip(&ours) {
+        match (r.as_ref().unwrap(), o.as_ref().unwrap()) {
+            (Response::Generated(a), Response::Generated(b)) => {
+                eprintln!(
+                    "kernels {:?} / quantized {}: {:?}",
+                    a.text,
+                    device(),
+                    b.text
+                );
+                same_text += usize::from(a.text == b.text);
+            }
+            (Response::Chosen(a), Response::Chosen(b)) => {
+                eprintln!(
+                    "kernels {:?} / quantized {}: {:?}",
+                    a.probs,
+                    device(),
+                    b.probs
+                );
+                assert_eq!(a.index, b.index);
+                assert!(max_diff(&a.probs, &b.probs) < 0.05, "{a:?} vs {b:?}");
+            }
+            _ => panic!("response kinds differ"),
+        }
+    }
+    eprintln!("greedy texts equal: {same_text} of 3");
 }

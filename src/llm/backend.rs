@@ -181,7 +181,7 @@ impl Backend {
     ) -> Result<Self> {
         Ok(match device.candle_device()? {
             None => Model::load(g, format, max_positions)?.into(),
-            Some(dev) => TensorModel::load(g, &dev, max_positions)?.into(),
+            Some(dev) => TensorModel::load(g, &dev, format, max_positions)?.into(),
         })
     }
 }

@@ -35,7 +35,43 @@ pub fn map_row_chunks<R: Send>(
             rows * row_bytes
         ));
     }
-    let convert: fn(&[u8], &mut [f32]) = match dtype {
+    let convert = converter(dtype)?;
+    data.par_chunks((row_bytes * CHUNK_ROWS).max(1))
+        .map(|bytes| {
+            let n = bytes.len() / row_bytes.max(1);
+            let mut out = vec![0f32; n * cols];
+            convert(bytes, &mut out);
+            if out.iter().any(|v| !v.is_finite()) {
+                return Err("holds NaN or infinite values".to_string());
+            }
+            f(&out)
+        })
+        .collect()
+}
+
+/// Rows `ids` of a `[rows, cols]` tensor in f32 (an embedding lookup on the stored format).
+pub fn rows_to_f32(qt: &QTensor, cols: usize, ids: &[u32]) -> Result<Vec<f32>, String> {
+    let dtype = qt.dtype();
+    let row_bytes = cols / dtype.block_size() * dtype.type_size();
+    let data = qt.data().map_err(|e| e.to_string())?;
+    let convert = converter(dtype)?;
+    let mut out = vec![0f32; ids.len() * cols];
+    for (dst, &id) in out.chunks_exact_mut(cols).zip(ids) {
+        let start = id as usize * row_bytes;
+        let bytes = data
+            .get(start..start + row_bytes)
+            .ok_or_else(|| format!("row {id} is outside the tensor"))?;
+        convert(bytes, dst);
+    }
+    Ok(out)
+}
+
+/// Decodes raw blocks into f32 values.
+type Decoder = fn(&[u8], &mut [f32]);
+
+/// The decoder of raw blocks of `dtype`.
+fn converter(dtype: GgmlDType) -> Result<Decoder, String> {
+    Ok(match dtype {
         GgmlDType::F32 => |b, out| {
             for (o, c) in out.iter_mut().zip(b.chunks_exact(4)) {
                 *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -62,18 +98,7 @@ pub fn map_row_chunks<R: Send>(
         GgmlDType::Q5K => blocks_to_f32::<BlockQ5K>,
         GgmlDType::Q6K => blocks_to_f32::<BlockQ6K>,
         other => return Err(format!("tensor type {other:?} is not supported")),
-    };
-    data.par_chunks((row_bytes * CHUNK_ROWS).max(1))
-        .map(|bytes| {
-            let n = bytes.len() / row_bytes.max(1);
-            let mut out = vec![0f32; n * cols];
-            convert(bytes, &mut out);
-            if out.iter().any(|v| !v.is_finite()) {
-                return Err("holds NaN or infinite values".to_string());
-            }
-            f(&out)
-        })
-        .collect()
+    })
 }
 
 /// Decodes raw little-endian blocks of `T` (copied into aligned storage first).

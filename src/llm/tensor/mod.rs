@@ -16,14 +16,17 @@ mod attention;
 
 use std::sync::{Arc, Mutex};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::quantized::ggml_file::qtensor_from_ggml;
+use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::{DType, Device, Module, Tensor};
 
 use super::config::Config;
+use super::dequant;
 use super::error::Result;
 use super::gguf::GgufFile;
 use super::kv::{KvSegment, SeqCache, SharedPrefix, SlotPool};
-use super::model::{LogitsFor, Rope, SeqInput};
-use super::weights::{load_f32, read_layer, rope_factors};
+use super::model::{LogitsFor, Rope, SeqInput, WeightFormat};
+use super::weights::{load_f32, read_layer, read_layer_as, rope_factors, Matrix, RawMatrix};
 use attention::StepPlan;
 
 /// Slots the device KV pool starts with; it doubles when full.
@@ -31,19 +34,28 @@ const INITIAL_SLOTS: usize = 4096;
 
 struct Layer {
     attn_norm: Tensor,
-    /// Q, K and V projections stacked: `[q_dim + 2·kv_dim, hidden]`.
-    wqkv: Tensor,
-    /// Biases of the stacked Q, K and V projections, `[q_dim + 2·kv_dim]` (qwen2).
-    qkv_bias: Option<Tensor>,
+    /// The Q, K and V projections, `[q_dim | kv_dim | kv_dim, hidden]`.
+    wq: QMatMul,
+    wk: QMatMul,
+    wv: QMatMul,
+    /// Biases of the Q, K and V projections (qwen2).
+    qkv_bias: Option<[Tensor; 3]>,
     q_norm: Option<Tensor>,
     k_norm: Option<Tensor>,
-    wo: Tensor,
+    wo: QMatMul,
     post_attn_norm: Option<Tensor>,
     ffn_norm: Tensor,
-    /// Gate and up projections stacked: `[2·ffn, hidden]`.
-    w_gate_up: Tensor,
-    w_down: Tensor,
+    w_gate: QMatMul,
+    w_up: QMatMul,
+    w_down: QMatMul,
     post_ffn_norm: Option<Tensor>,
+}
+
+/// The token embeddings: an F32 table on the device, or (quantized weights) the file's blocks
+/// in host memory, the rows a step needs decoded and sent over.
+enum Embeddings {
+    Device(Tensor),
+    Host(QTensor),
 }
 
 /// Keys and values of every layer, `[capacity, kv_dim]` each, indexed by pool slot.
@@ -57,10 +69,13 @@ struct KvPool {
 pub struct TensorModel {
     cfg: Config,
     device: Device,
-    embed: Tensor,
+    embed: Embeddings,
     layers: Vec<Layer>,
     out_norm: Tensor,
-    lm_head: Option<Tensor>,
+    /// The output projection (the embeddings themselves when tied).
+    lm_head: QMatMul,
+    /// The head is the embedding table (shared storage in F32 mode).
+    tied_head: bool,
     /// Cosines and sines `[max_pos, head_dim/2]` of global and (gemma3) local layers.
     rope_global: (Tensor, Tensor),
     rope_local: Option<(Tensor, Tensor)>,
@@ -70,24 +85,68 @@ pub struct TensorModel {
 }
 
 impl TensorModel {
-    /// Loads a GGUF model onto `device`; `max_positions` bounds the RoPE tables.
-    pub fn load(g: &mut GgufFile, device: &Device, max_positions: usize) -> Result<Self> {
+    /// Loads a GGUF model onto `device`; `max_positions` bounds the RoPE tables. With
+    /// [`WeightFormat::Q8`] (the default) the projection weights stay in the file's
+    /// quantization on the device and run through candle's quantized matmul; with
+    /// [`WeightFormat::F32`] they are dequantized (the exact reference).
+    pub fn load(
+        g: &mut GgufFile,
+        device: &Device,
+        format: WeightFormat,
+        max_positions: usize,
+    ) -> Result<Self> {
         let cfg = Config::from_gguf(g)?;
         let max_pos = max_positions.min(cfg.context_length).max(1);
         let (h, hd) = (cfg.hidden, cfg.head_dim);
-        let dev = device.clone();
-        let vec = |data: Vec<f32>| Tensor::from_vec(data, h, &dev);
-        let mat = |data: Vec<f32>, rows: usize| Tensor::from_vec(data, (rows, h), &dev);
+        let quantized = format == WeightFormat::Q8;
+        let vec = |data: Vec<f32>| -> Result<Tensor> {
+            let n = data.len();
+            Ok(Tensor::from_vec(data, n, device)?)
+        };
         // Interleaved RoPE becomes rotate-halves by permuting Q/K rows (and norms) per head.
         let permute = !cfg.rope_neox;
         let mut layers = Vec::with_capacity(cfg.n_layers);
         for l in 0..cfg.n_layers {
-            let w = read_layer(g, &cfg, l)?;
-            let (mut q, mut k) = (w.q, w.k);
-            if permute {
-                q = halves_order(&q, hd, h);
-                k = halves_order(&k, hd, h);
-            }
+            let (mats, w) = if quantized {
+                let w = read_layer_as::<RawMatrix>(g, &cfg, l)?;
+                let (q, k) = if permute {
+                    (w.q.halves_order(hd), w.k.halves_order(hd))
+                } else {
+                    (w.q.clone_raw(), w.k.clone_raw())
+                };
+                let m = |r: &RawMatrix| quantized_matmul(r, device);
+                let mats = [
+                    m(&q)?,
+                    m(&k)?,
+                    m(&w.v)?,
+                    m(&w.wo)?,
+                    m(&w.gate)?,
+                    m(&w.up)?,
+                    m(&w.down)?,
+                ];
+                (mats, w.small_parts())
+            } else {
+                let w = read_layer(g, &cfg, l)?;
+                let (q, k) = if permute {
+                    (halves_order(&w.q, hd, h), halves_order(&w.k, hd, h))
+                } else {
+                    (w.q.clone(), w.k.clone())
+                };
+                let m =
+                    |data: &[f32], rows: usize, cols: usize| dense_matmul(data, rows, cols, device);
+                let (q_dim, kv_dim, f) = (cfg.q_dim(), cfg.kv_dim(), cfg.ffn);
+                let mats = [
+                    m(&q, q_dim, h)?,
+                    m(&k, kv_dim, h)?,
+                    m(&w.v, kv_dim, h)?,
+                    m(&w.wo, h, q_dim)?,
+                    m(&w.gate, f, h)?,
+                    m(&w.up, f, h)?,
+                    m(&w.down, h, f)?,
+                ];
+                (mats, w.small_parts())
+            };
+            let [wq, wk, wv, wo, w_gate, w_up, w_down] = mats;
             let qkv_bias = match w.qkv_bias {
                 Some(b) => {
                     let (qb, rest) = b.split_at(cfg.q_dim());
@@ -97,9 +156,7 @@ impl TensorModel {
                     } else {
                         (qb.to_vec(), kb.to_vec())
                     };
-                    let b = [qb, kb, vb.to_vec()].concat();
-                    let n = b.len();
-                    Some(Tensor::from_vec(b, n, device)?)
+                    Some([vec(qb)?, vec(kb)?, vec(vb.to_vec())?])
                 }
                 None => None,
             };
@@ -108,32 +165,54 @@ impl TensorModel {
                 if perm && permute {
                     w = halves_order(&w, hd, 1);
                 }
-                let len = w.len();
-                Ok(Some(Tensor::from_vec(w, len, device)?))
+                Ok(Some(vec(w)?))
             };
             layers.push(Layer {
                 attn_norm: vec(w.attn_norm)?,
-                wqkv: mat([q, k, w.v].concat(), cfg.q_dim() + 2 * cfg.kv_dim())?,
+                wq,
+                wk,
+                wv,
                 qkv_bias,
                 q_norm: norm(w.q_norm, true)?,
                 k_norm: norm(w.k_norm, true)?,
-                wo: Tensor::from_vec(w.wo, (h, cfg.q_dim()), device)?,
+                wo,
                 post_attn_norm: norm(w.post_attn_norm, false)?,
                 ffn_norm: vec(w.ffn_norm)?,
-                w_gate_up: mat([w.gate, w.up].concat(), 2 * cfg.ffn)?,
-                w_down: Tensor::from_vec(w.down, (h, cfg.ffn), device)?,
+                w_gate,
+                w_up,
+                w_down,
                 post_ffn_norm: norm(w.post_ffn_norm, false)?,
             });
         }
-        let embed = mat(load_f32(g, "token_embd.weight", cfg.vocab * h)?, cfg.vocab)?;
         let out_norm = vec(load_f32(g, "output_norm.weight", h)?)?;
-        let lm_head = if g.has_tensor("output.weight") {
-            Some(mat(
-                load_f32(g, "output.weight", cfg.vocab * h)?,
-                cfg.vocab,
-            )?)
+        let head_name = if g.has_tensor("output.weight") {
+            "output.weight"
         } else {
-            None
+            "token_embd.weight"
+        };
+        let (embed, lm_head) = if quantized {
+            let raw = RawMatrix::load(g, "token_embd.weight", cfg.vocab, h)?;
+            let host = qtensor_from_ggml(raw.dtype, &raw.bytes, vec![cfg.vocab, h], &Device::Cpu)?;
+            let head = if head_name == "token_embd.weight" {
+                quantized_matmul(&raw, device)?
+            } else {
+                quantized_matmul(&RawMatrix::load(g, head_name, cfg.vocab, h)?, device)?
+            };
+            (Embeddings::Host(host), head)
+        } else {
+            let table = load_f32(g, "token_embd.weight", cfg.vocab * h)?;
+            let embed = Tensor::from_vec(table, (cfg.vocab, h), device)?;
+            let head = if head_name == "token_embd.weight" {
+                QMatMul::Tensor(embed.clone())
+            } else {
+                dense_matmul(
+                    &load_f32(g, head_name, cfg.vocab * h)?,
+                    cfg.vocab,
+                    h,
+                    device,
+                )?
+            };
+            (Embeddings::Device(embed), head)
         };
         let factors = rope_factors(g, &cfg)?;
         let tables = |base: f32| -> Result<(Tensor, Tensor)> {
@@ -158,6 +237,7 @@ impl TensorModel {
             layers,
             out_norm,
             lm_head,
+            tied_head: head_name == "token_embd.weight",
             rope_global,
             rope_local,
             max_pos,
@@ -180,15 +260,40 @@ impl TensorModel {
         self.max_pos
     }
 
-    /// Bytes of weights on the device.
+    /// Bytes of weights on the device, quantized ones at their stored size.
     pub fn weight_bytes(&self) -> usize {
-        let n = |t: &Tensor| t.elem_count() * 4;
         let layers: usize = self
             .layers
             .iter()
-            .map(|l| n(&l.wqkv) + n(&l.wo) + n(&l.w_gate_up) + n(&l.w_down))
+            .map(|l| {
+                [&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down]
+                    .into_iter()
+                    .map(matmul_bytes)
+                    .sum::<usize>()
+            })
             .sum();
-        layers + n(&self.embed) + self.lm_head.as_ref().map_or(0, n)
+        let (embed, head) = match &self.embed {
+            Embeddings::Host(_) => (0, matmul_bytes(&self.lm_head)),
+            // A tied head is the table itself.
+            Embeddings::Device(t) => (
+                t.elem_count() * 4,
+                if self.tied_head {
+                    0
+                } else {
+                    matmul_bytes(&self.lm_head)
+                },
+            ),
+        };
+        layers + embed + head
+    }
+
+    /// Bytes of weights in host memory: the quantized embedding table the token rows are
+    /// decoded from (0 when the table is on the device).
+    pub fn host_weight_bytes(&self) -> usize {
+        match &self.embed {
+            Embeddings::Host(q) => q.storage_size_in_bytes(),
+            Embeddings::Device(_) => 0,
+        }
     }
 
     /// Slots of the device KV pool in use now, and its capacity.
@@ -259,10 +364,18 @@ impl TensorModel {
         let cfg = &self.cfg;
         let dev = &self.device;
         let total = tokens.len();
-        let (h, hd, q_dim, kv_dim) = (cfg.hidden, cfg.head_dim, cfg.q_dim(), cfg.kv_dim());
+        let (h, hd, kv_dim) = (cfg.hidden, cfg.head_dim, cfg.kv_dim());
         let eps = cfg.eps;
-        let ids = Tensor::from_slice(tokens, total, dev)?;
-        let mut x = self.embed.index_select(&ids, 0)?;
+        let mut x = match &self.embed {
+            Embeddings::Device(table) => {
+                table.index_select(&Tensor::from_slice(tokens, total, dev)?, 0)?
+            }
+            Embeddings::Host(q) => {
+                let rows = dequant::rows_to_f32(q, h, tokens)
+                    .map_err(|e| candle_core::Error::Msg(format!("token embeddings: {e}")))?;
+                Tensor::from_vec(rows, (total, h), dev)?
+            }
+        };
         if cfg.scale_embeddings {
             x = x.affine((h as f64).sqrt(), 0.0)?;
         }
@@ -278,13 +391,15 @@ impl TensorModel {
             .contiguous()?;
         for (li, layer) in self.layers.iter().enumerate() {
             let xn = candle_nn::ops::rms_norm(&x, &layer.attn_norm, eps)?;
-            let mut qkv = xn.matmul(&layer.wqkv.t()?)?;
-            if let Some(b) = &layer.qkv_bias {
-                qkv = qkv.broadcast_add(b)?;
+            let mut q = layer.wq.forward(&xn)?;
+            let mut k = layer.wk.forward(&xn)?;
+            let mut v = layer.wv.forward(&xn)?;
+            if let Some([qb, kb, vb]) = &layer.qkv_bias {
+                q = q.broadcast_add(qb)?;
+                k = k.broadcast_add(kb)?;
+                v = v.broadcast_add(vb)?;
             }
-            let mut q = qkv.narrow(1, 0, q_dim)?.contiguous()?;
-            let mut k = qkv.narrow(1, q_dim, kv_dim)?.contiguous()?;
-            let v = qkv.narrow(1, q_dim + kv_dim, kv_dim)?.contiguous()?;
+            let v = v.contiguous()?;
             if let (Some(qn), Some(kn)) = (&layer.q_norm, &layer.k_norm) {
                 q = candle_nn::ops::rms_norm(&q.reshape((total * cfg.n_heads, hd))?, qn, eps)?;
                 k = candle_nn::ops::rms_norm(&k.reshape((total * cfg.n_kv_heads, hd))?, kn, eps)?;
@@ -303,17 +418,16 @@ impl TensorModel {
             pool.k[li].scatter_set(&slot_idx, &k, 0)?;
             pool.v[li].scatter_set(&slot_idx, &v, 0)?;
             let att = plan.attend(&q, &pool.k[li], &pool.v[li], local, cfg)?;
-            let mut o = att.matmul(&layer.wo.t()?)?;
+            let mut o = layer.wo.forward(&att)?;
             if let Some(n) = &layer.post_attn_norm {
                 o = candle_nn::ops::rms_norm(&o, n, eps)?;
             }
             x = (x + o)?;
             let xn = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, eps)?;
-            let gu = xn.matmul(&layer.w_gate_up.t()?)?;
-            let gate = gu.narrow(1, 0, cfg.ffn)?;
-            let up = gu.narrow(1, cfg.ffn, cfg.ffn)?;
+            let gate = layer.w_gate.forward(&xn)?;
+            let up = layer.w_up.forward(&xn)?;
             let act = if cfg.gelu { gate.gelu()? } else { gate.silu()? };
-            let mut o = (act * up)?.matmul(&layer.w_down.t()?)?;
+            let mut o = layer.w_down.forward(&(act * up)?)?;
             if let Some(n) = &layer.post_ffn_norm {
                 o = candle_nn::ops::rms_norm(&o, n, eps)?;
             }
@@ -336,8 +450,7 @@ impl TensorModel {
         }
         let rows = Tensor::from_slice(&want, want.len(), dev)?;
         let hs = candle_nn::ops::rms_norm(&x.index_select(&rows, 0)?, &self.out_norm, eps)?;
-        let head = self.lm_head.as_ref().unwrap_or(&self.embed);
-        let mut logits = hs.matmul(&head.t()?)?;
+        let mut logits = self.lm_head.forward(&hs)?;
         if let Some(cap) = cfg.final_softcap {
             logits = ((logits / cap as f64)?.tanh()? * cap as f64)?;
         }
@@ -376,6 +489,30 @@ impl KvPool {
         }
         self.capacity = cap;
         Ok(())
+    }
+}
+
+/// A matmul by `[rows, cols]` f32 weights on `device`.
+fn dense_matmul(data: &[f32], rows: usize, cols: usize, device: &Device) -> Result<QMatMul> {
+    Ok(QMatMul::Tensor(Tensor::from_slice(
+        data,
+        (rows, cols),
+        device,
+    )?))
+}
+
+/// A matmul by stored (GGML) weights on `device`: candle's quantized matmul, or a dense one
+/// for F32/F16/BF16 weights.
+fn quantized_matmul(m: &RawMatrix, device: &Device) -> Result<QMatMul> {
+    let q = qtensor_from_ggml(m.dtype, &m.bytes, vec![m.rows, m.cols], device)?;
+    Ok(QMatMul::from_qtensor(q)?)
+}
+
+/// Bytes a matmul's weights take on the device.
+fn matmul_bytes(m: &QMatMul) -> usize {
+    match m {
+        QMatMul::QTensor(q) => q.storage_size_in_bytes(),
+        QMatMul::Tensor(t) | QMatMul::TensorF16(t) => t.elem_count() * t.dtype().size_in_bytes(),
     }
 }
 
