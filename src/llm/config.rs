@@ -199,7 +199,7 @@ impl Config {
     }
 
     /// Whether the file's RoPE has per-dimension frequency factors (`rope_freqs.weight`, Llama
-    /// 3.1+); [`super::weights::rope_factors`] reads them.
+    /// 3.1+), which both forward paths read at load.
     pub fn has_rope_factors(g: &GgufFile) -> bool {
         g.has_tensor("rope_freqs.weight")
     }
