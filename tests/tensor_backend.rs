@@ -225,6 +225,25 @@ fn quantized_tensor_path_holds_the_file_size_and_agrees_with_the_kernels() {
         held < 1.3 * file && held > 0.7 * file,
         "{held} bytes for a file of {file}"
     );
+    // `inspect-model` tells the same figures before anything is loaded.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .args(["inspect-model", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let said = info["memory"]["weights_tensor_device_bytes"]
+        .as_f64()
+        .unwrap();
+    let host = info["memory"]["weights_tensor_host_bytes"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (said / held - 1.0).abs() < 0.02,
+        "inspect-model says {said}, loaded {held}"
+    );
+    assert_eq!(host as usize, tensor.host_weight_bytes());
     let prompts: Vec<Vec<u32>> = vec![(0..7).map(|i| 100 + i).collect(), vec![42]];
     let kernels = |format| -> Backend {
         Model::load(&mut GgufFile::open(&path).unwrap(), format, 4096)

@@ -178,17 +178,21 @@ pub async fn quarter_plan(
         .filter(|l| l.minutes + 60 >= mind.minutes && l.minutes <= mind.minutes + 120)
         .cloned()
         .collect();
+    // The hour is named with its end and the earlier hours as done: without that, models
+    // restart the day ("wake up and get dressed") at every hour (seen on the 1.5B).
+    let end = slots
+        .last()
+        .map_or(mind.minutes, |&t| t + world.step_minutes);
     let q = format!(
-        "{}'s plan around this time:\n{}\nFrom {} {} plans to: {}. Break this hour into {} steps of 15 minutes: \
-         for each, the concrete thing {} does then, as a short action (no durations, no explanations), \
-         each step different from the one before.",
-        state.name,
+        "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already done. \
+         From {now} to {end}, {name} will: {hour}. Break only this part of the day into {} steps \
+         of 15 minutes, all part of \"{hour}\": for each, the concrete thing {name} does then, as a \
+         short action (no durations, no explanations), each step different from the one before.",
         plan_text(&around),
-        clock::format_time(mind.minutes),
-        state.name,
-        hour,
         slots.len(),
-        state.name
+        name = state.name,
+        now = clock::format_time(mind.minutes),
+        end = clock::format_time(end),
     );
     let (lines, text) = mind
         .ask_plan(

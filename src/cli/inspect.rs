@@ -27,6 +27,29 @@ pub fn run(a: InspectArgs) -> Result<()> {
     for info in g.content().tensor_infos.values() {
         *quant.entry(format!("{:?}", info.ggml_dtype)).or_default() += 1;
     }
+    // What the tensor (GPU) path holds with quantized weights: every tensor as stored on the
+    // device except the embedding table, which stays on the host (and, tied, is also the
+    // device's output head); norms are read as f32.
+    let stored = |info: &candle_core::quantized::gguf_file::TensorInfo| -> u64 {
+        let n = info.shape.elem_count() as u64;
+        let dt = info.ggml_dtype;
+        n / dt.block_size() as u64 * dt.type_size() as u64
+    };
+    let infos = &g.content().tensor_infos;
+    let embed = infos.get("token_embd.weight").map_or(0, stored);
+    let tied = !infos.contains_key("output.weight");
+    let device_weights: u64 = infos
+        .iter()
+        .filter(|(n, _)| n.as_str() != "token_embd.weight" && n.as_str() != "rope_freqs.weight")
+        .map(|(_, i)| {
+            if i.shape.dims().len() == 1 {
+                i.shape.elem_count() as u64 * 4
+            } else {
+                stored(i)
+            }
+        })
+        .sum::<u64>()
+        + if tied { embed } else { 0 };
     let name = |id: Option<u32>| id.and_then(|i| tok.token_str(i).map(|s| format!("{s} ({i})")));
     let stops: Vec<String> = tok
         .stop_ids()
@@ -47,6 +70,9 @@ pub fn run(a: InspectArgs) -> Result<()> {
             "weights_cpu_bytes": cfg.parameter_count() as u64 * 36 / 32,
             "kv_bytes_per_token": (cfg.n_layers * 2 * cfg.kv_dim() * 4) as u64,
             "kv_bytes_4096_tokens": (cfg.n_layers * 2 * cfg.kv_dim() * 4 * 4096) as u64,
+            // The tensor path (--device cuda / metal / tensor-cpu), weights kept quantized.
+            "weights_tensor_device_bytes": device_weights,
+            "weights_tensor_host_bytes": embed,
         },
         "layers": cfg.n_layers,
         "hidden": cfg.hidden,
