@@ -240,18 +240,25 @@ fn served_page_follows_a_run_in_progress() {
     }
 }
 
-#[test]
-fn report_opens_from_disk_without_network() {
+/// `humanoid report` of run `name` of [`runs`]: the folder holding it (kept while in use) and
+/// the file.
+fn report_of(name: &str) -> (tempfile::TempDir, PathBuf) {
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("report.html");
     let o = bin()
         .arg("report")
-        .arg(runs().join("lin"))
+        .arg(runs().join(name))
         .arg("-o")
         .arg(&file)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (out, file)
+}
+
+#[test]
+fn report_opens_from_disk_without_network() {
+    let (_out, file) = report_of("lin");
     let browser = browser();
     let (tab, requests) = tab(&browser);
     tab.navigate_to(&format!("file://{}", file.display()))
@@ -490,16 +497,7 @@ fn map_markers_carry_activity_and_emotion_and_the_map_has_a_legend() {
 
 #[test]
 fn a_report_of_an_unfinished_run_plays_from_the_start() {
-    let out = tempfile::tempdir().unwrap();
-    let file = out.path().join("report.html");
-    let o = bin()
-        .arg("report")
-        .arg(runs().join("running"))
-        .arg("-o")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_out, file) = report_of("running");
     let browser = browser();
     let (tab, _) = tab(&browser);
     tab.navigate_to(&format!("file://{}", file.display()))

@@ -92,16 +92,6 @@ impl RawMatrix {
     }
 }
 
-impl RawMatrix {
-    /// A copy.
-    pub fn clone_raw(&self) -> RawMatrix {
-        RawMatrix {
-            bytes: self.bytes.clone(),
-            ..*self
-        }
-    }
-}
-
 /// A layer's norms and biases (what the tensor path uploads as f32 whatever its matrices).
 pub(super) struct SmallParts {
     pub attn_norm: Vec<f32>,
@@ -130,17 +120,19 @@ impl<M> Layer<M> {
 
 impl Matrix for RawMatrix {
     fn load(g: &mut GgufFile, name: &str, rows: usize, cols: usize) -> Result<Self> {
-        // The size and finiteness checks of every other load, then the blocks as stored.
-        map_tensor(g, name, rows, cols, |_| Ok(()))?;
+        // One read: the size and finiteness checks of every other load, then the blocks.
         let qt = g.tensor(name)?;
-        let bytes = qt
-            .data()
-            .map_err(|e| LlmError::BadTensor {
-                path: g.path().to_path_buf(),
-                name: name.to_string(),
-                reason: e.to_string(),
-            })?
-            .into_owned();
+        let bad = |reason: String| LlmError::BadTensor {
+            path: g.path().to_path_buf(),
+            name: name.to_string(),
+            reason,
+        };
+        let n = qt.shape().elem_count();
+        if n != rows * cols {
+            return Err(bad(format!("has {n} elements, expected {}", rows * cols)));
+        }
+        dequant::map_row_chunks(&qt, rows, cols, |_| Ok(())).map_err(bad)?;
+        let bytes = qt.data().map_err(|e| bad(e.to_string()))?.into_owned();
         Ok(RawMatrix {
             dtype: qt.dtype(),
             rows,

@@ -109,15 +109,15 @@ impl TensorModel {
         for l in 0..cfg.n_layers {
             let (mats, w) = if quantized {
                 let w = read_layer_as::<RawMatrix>(g, &cfg, l)?;
-                let (q, k) = if permute {
-                    (w.q.halves_order(hd), w.k.halves_order(hd))
-                } else {
-                    (w.q.clone_raw(), w.k.clone_raw())
-                };
                 let m = |r: &RawMatrix| quantized_matmul(r, device);
+                let (q, k) = if permute {
+                    (m(&w.q.halves_order(hd))?, m(&w.k.halves_order(hd))?)
+                } else {
+                    (m(&w.q)?, m(&w.k)?)
+                };
                 let mats = [
-                    m(&q)?,
-                    m(&k)?,
+                    q,
+                    k,
                     m(&w.v)?,
                     m(&w.wo)?,
                     m(&w.gate)?,
@@ -127,17 +127,20 @@ impl TensorModel {
                 (mats, w.small_parts())
             } else {
                 let w = read_layer(g, &cfg, l)?;
-                let (q, k) = if permute {
-                    (halves_order(&w.q, hd, h), halves_order(&w.k, hd, h))
-                } else {
-                    (w.q.clone(), w.k.clone())
-                };
                 let m =
                     |data: &[f32], rows: usize, cols: usize| dense_matmul(data, rows, cols, device);
                 let (q_dim, kv_dim, f) = (cfg.q_dim(), cfg.kv_dim(), cfg.ffn);
+                let (q, k) = if permute {
+                    (
+                        m(&halves_order(&w.q, hd, h), q_dim, h)?,
+                        m(&halves_order(&w.k, hd, h), kv_dim, h)?,
+                    )
+                } else {
+                    (m(&w.q, q_dim, h)?, m(&w.k, kv_dim, h)?)
+                };
                 let mats = [
-                    m(&q, q_dim, h)?,
-                    m(&k, kv_dim, h)?,
+                    q,
+                    k,
                     m(&w.v, kv_dim, h)?,
                     m(&w.wo, h, q_dim)?,
                     m(&w.gate, f, h)?,
