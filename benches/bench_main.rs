@@ -27,6 +27,55 @@ fn q8_matmul(c: &mut Criterion) {
     g.finish();
 }
 
+/// The 1.5B default's gate projection (8960 × 1536) for 1 and 64 rows, as Q8_0 (requantized,
+/// the former default), and in the file's own Q4_K and Q6_K blocks.
+fn kquant_matmul(c: &mut Criterion) {
+    use candle_core::quantized::k_quants::{BlockQ4K, BlockQ6K, GgmlType};
+    use humanoid::llm::kernels::KQuant;
+    fn raw<T: GgmlType>(x: &[f32]) -> Vec<u8> {
+        let mut b = vec![T::zeros(); x.len() / 256];
+        T::from_float(x, &mut b);
+        let n = b.len() * std::mem::size_of::<T>();
+        // SAFETY: GGML blocks are plain `repr(C)` data.
+        unsafe { std::slice::from_raw_parts(b.as_ptr() as *const u8, n) }.to_vec()
+    }
+    let (n, k) = (8960, 1536);
+    let w = data(n * k, 1);
+    let weights = [
+        ("q8_0", Weight::q8_from_f32(&w, n, k)),
+        (
+            "q4_k",
+            Weight::K {
+                kind: KQuant::Q4K,
+                rows: n,
+                cols: k,
+                bytes: humanoid::llm::kernels::kquant::repack(KQuant::Q4K, &raw::<BlockQ4K>(&w)),
+            },
+        ),
+        (
+            "q6_k",
+            Weight::K {
+                kind: KQuant::Q6K,
+                rows: n,
+                cols: k,
+                bytes: humanoid::llm::kernels::kquant::repack(KQuant::Q6K, &raw::<BlockQ6K>(&w)),
+            },
+        ),
+    ];
+    let mut g = c.benchmark_group("matmul_8960x1536");
+    g.sample_size(10);
+    for rows in [1usize, 64] {
+        let x = data(rows * k, 2);
+        let mut y = vec![0f32; rows * n];
+        for (name, wt) in &weights {
+            g.bench_with_input(BenchmarkId::new(*name, rows), &rows, |b, _| {
+                b.iter(|| wt.matmul(black_box(&x), &mut y))
+            });
+        }
+    }
+    g.finish();
+}
+
 /// Exact nearest-neighbour search over 10k unit vectors (384-dim), the memory hot path below
 /// the HNSW threshold.
 fn exact_search(c: &mut Criterion) {
@@ -42,5 +91,5 @@ fn exact_search(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, q8_matmul, exact_search);
+criterion_group!(benches, q8_matmul, kquant_matmul, exact_search);
 criterion_main!(benches);

@@ -311,6 +311,7 @@ fn synthetic_run(
         embed_model: "none".into(),
         seed: 0,
         device: "cpu".into(),
+        weights: "quantized".into(),
         threads: 1,
         max_num_seqs: 1,
         max_batched_tokens: 1,

@@ -41,6 +41,70 @@ fn inspect_model_reports_the_default_model() {
     assert_eq!(gemma["architecture"], "gemma3");
 }
 
+/// A load that cannot fit the free memory is refused before anything is read, with the
+/// figures `inspect-model` prints for the same settings; a load that fits goes ahead.
+#[test]
+fn a_load_too_large_for_the_free_memory_is_refused_with_the_figures() {
+    let run = |args: &[&str], free_mib: &str| {
+        util::ensure_models();
+        Command::new(env!("CARGO_BIN_EXE_humanoid"))
+            .env(
+                humanoid::model_store::CHAT_MODEL_ENV,
+                crate::util::FAST_CHAT_MODEL,
+            )
+            .env("HUMANOID_MODELS", util::models_dir())
+            .env(humanoid::llm::footprint::MEMORY_ENV, free_mib)
+            .args(args)
+            .output()
+            .expect("the binary runs")
+    };
+    for device in ["cpu", "tensor-cpu"] {
+        let info = stdout_json(&run(
+            &["inspect-model", "--json", "--device", device],
+            "100",
+        ));
+        let m = &info["memory"];
+        assert_eq!(m["device"], device);
+        assert_eq!(m["available_bytes"], 100u64 << 20);
+        assert_eq!(m["fits"], false, "{m}");
+        let total = m["total_bytes"].as_u64().unwrap();
+        let parts = [
+            "weights_bytes",
+            "host_weights_bytes",
+            "kv_bytes",
+            "scratch_bytes",
+        ]
+        .map(|k| m[k].as_u64().unwrap());
+        assert_eq!(parts.iter().sum::<u64>(), total);
+        // The 135M model's weights: between its file's size and twice it.
+        let file = std::fs::metadata(util::smollm2()).unwrap().len();
+        assert!(
+            parts[0] + parts[1] > file / 2 && parts[0] + parts[1] < 2 * file,
+            "{m}"
+        );
+        let o = run(
+            &["chat", "hello", "--max-tokens", "2", "--device", device],
+            "100",
+        );
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let need = format!("needs {:.0} MiB on {device}", total as f64 / 1048576.0);
+        assert!(err.contains(&need), "{err} (expected {need:?})");
+        assert!(
+            err.contains("100 MiB is free") && err.contains("nothing was loaded"),
+            "{err}"
+        );
+        assert!(
+            err.contains("SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "names the file: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Enough memory: the same command answers.
+    let o = run(&["chat", "hello", "--max-tokens", "2"], "100000");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn chat_streams_the_engines_greedy_reply() {
     use humanoid::llm::{Engine, EngineOptions, GenerateRequest, Message, Prompt};

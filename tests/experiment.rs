@@ -257,8 +257,20 @@ fn bench_models_compares_both_default_architectures_and_scores_labels() {
         }
         w.flush().unwrap();
     }
+    // Six labelled activities from the development set for `--judge`.
+    let judge_csv = tmp.path().join("judge.csv");
+    let dev = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/judge/dev.csv"),
+    )
+    .unwrap();
+    std::fs::write(
+        &judge_csv,
+        dev.lines().take(7).collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
     let mut with_labels: Vec<&str> = args.to_vec();
     with_labels.extend(["--labels", labels.to_str().unwrap()]);
+    with_labels.extend(["--judge", judge_csv.to_str().unwrap()]);
     let again = humanoid(&with_labels);
     let rows2: Value = serde_json::from_str(&ok(&again)).unwrap();
     let err = String::from_utf8_lossy(&again.stderr);
@@ -266,6 +278,29 @@ fn bench_models_compares_both_default_architectures_and_scores_labels() {
     assert_eq!(rows2[0]["agreement_f1"].as_f64(), Some(1.0), "{}", rows2[0]);
     assert!(rows2[0]["agreement"]["emotion"].as_f64() == Some(1.0));
     assert!(rows2[1]["agreement_f1"].is_null());
+    // `--judge`: each model's `eval judge` scores on the label set, the same as the command's.
+    let alone: Value = serde_json::from_str(&ok(&humanoid(&[
+        "eval",
+        "judge",
+        judge_csv.to_str().unwrap(),
+        "--model",
+        "smollm2-135m",
+        "--json",
+    ])))
+    .unwrap();
+    for row in rows2.as_array().unwrap() {
+        let dims = row["judge"].as_object().expect("judge scores");
+        assert_eq!(dims.len(), 6, "{row}");
+        let mean = dims.values().map(|v| v.as_f64().unwrap()).sum::<f64>() / 6.0;
+        assert!((row["judge_f1"].as_f64().unwrap() - mean).abs() < 1e-9);
+    }
+    for (dim, v) in rows2[0]["judge"].as_object().unwrap() {
+        assert_eq!(
+            v.as_f64(),
+            alone["dimensions"][dim]["micro_f1"].as_f64(),
+            "{dim}"
+        );
+    }
     assert!(
         rows2[0]["peak_rss_bytes"].is_null(),
         "not measured when kept"

@@ -95,6 +95,7 @@ fn a_model_answering_nonsense_cannot_break_a_run() {
         embed_model: embedder.dir().display().to_string(),
         seed: 3,
         device: "cpu".into(),
+        weights: "quantized".into(),
         threads: 2,
         max_num_seqs: 64,
         max_batched_tokens: 1024,

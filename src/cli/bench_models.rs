@@ -41,6 +41,10 @@ pub struct BenchModelsArgs {
     /// folder) holding filled-in copies of that run's sheet; adds agreement (micro-F1).
     #[arg(long)]
     pub labels: Option<PathBuf>,
+    /// A labelled activity CSV (as `eval judge` reads): each model answers the run's own need
+    /// and emotion questions about every activity, scored against the labels.
+    #[arg(long)]
+    pub judge: Option<PathBuf>,
     /// Print one JSON array instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -78,6 +82,10 @@ pub struct ModelRow {
     pub agreement_f1: Option<f64>,
     /// Per dimension, when labels were given.
     pub agreement: Option<BTreeMap<String, Option<f64>>>,
+    /// Mean micro-F1 of `eval judge` on the `--judge` label set over its dimensions.
+    pub judge_f1: Option<f64>,
+    /// `eval judge`'s micro-F1 per dimension, with `--judge`.
+    pub judge: Option<BTreeMap<String, f64>>,
     pub run_dir: PathBuf,
 }
 
@@ -111,6 +119,10 @@ pub fn run(a: BenchModelsArgs) -> Result<()> {
             bail!("--labels {}: not a folder", l.display());
         }
     }
+    if let Some(j) = &a.judge {
+        // Read (and so checked) before any run starts.
+        humanoid::eval::judge::read_items(j).with_context(|| format!("--judge {}", j.display()))?;
+    }
     // Every model resolves (and is fetched) before any run starts.
     for m in &a.models {
         super::resolve_model(Some(m)).with_context(|| format!("--models {m}"))?;
@@ -140,7 +152,28 @@ pub fn run(a: BenchModelsArgs) -> Result<()> {
         let sheet = sheets.join(format!("{slug}.csv"));
         eval::export(&dir, &sheet).with_context(|| format!("writing {}", sheet.display()))?;
         let labels = a.labels.as_ref().map(|l| l.join(slug));
-        rows.push(model_row(spec, &dir, child.peak_rss, labels.as_deref())?);
+        let mut row = model_row(spec, &dir, child.peak_rss, labels.as_deref())?;
+        if let Some(file) = &a.judge {
+            eprintln!(
+                "[{}/{}] {spec}: eval judge {}",
+                k + 1,
+                a.models.len(),
+                file.display()
+            );
+            let report = super::spawn::judge_child(file, &margs)?;
+            let dims: BTreeMap<String, f64> = report["dimensions"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v["micro_f1"].as_f64()?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            row.judge_f1 =
+                (!dims.is_empty()).then(|| dims.values().sum::<f64>() / dims.len() as f64);
+            row.judge = Some(dims);
+        }
+        rows.push(row);
     }
     write_outputs(&out, &rows)?;
     if a.json {
@@ -220,6 +253,8 @@ fn model_row(
         peak_rss_bytes: peak_rss,
         agreement_f1,
         agreement,
+        judge_f1: None,
+        judge: None,
         run_dir: dir.to_path_buf(),
     })
 }
@@ -265,13 +300,13 @@ fn mib(b: Option<u64>) -> String {
 /// The rows as a text table.
 fn table(rows: &[ModelRow]) -> String {
     let mut s = format!(
-        "{:<28} {:<8} {:<6} {:>7} {:>7} {:<7} {:>8} {:>9} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>6}\n",
+        "{:<28} {:<8} {:<6} {:>7} {:>7} {:<7} {:>8} {:>9} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>6} {:>6}\n",
         "model", "arch", "quant", "params", "MiB", "device", "wall s", "steps/min",
-        "prompt/s", "gen/s", "choose/s", "occup", "fallback", "peak MiB", "F1"
+        "prompt/s", "gen/s", "choose/s", "occup", "fallback", "peak MiB", "F1", "judge"
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<28} {:<8} {:<6} {:>6.0}M {:>7.0} {:<7} {:>8.1} {:>9.2} {:>8.0} {:>8.1} {:>8.2} {:>6.1} {:>7.2}% {:>8} {:>6}\n",
+            "{:<28} {:<8} {:<6} {:>6.0}M {:>7.0} {:<7} {:>8.1} {:>9.2} {:>8.0} {:>8.1} {:>8.2} {:>6.1} {:>7.2}% {:>8} {:>6} {:>6}\n",
             r.model,
             r.architecture,
             r.quant,
@@ -287,6 +322,7 @@ fn table(rows: &[ModelRow]) -> String {
             r.fallback_rate * 100.0,
             mib(r.peak_rss_bytes),
             r.agreement_f1.map_or("-".into(), |f| format!("{f:.3}")),
+            r.judge_f1.map_or("-".into(), |f| format!("{f:.3}")),
         ));
     }
     s
@@ -319,6 +355,7 @@ fn write_outputs(out: &Path, rows: &[ModelRow]) -> Result<()> {
         "fallback_rate",
         "peak_rss_bytes",
         "agreement_f1",
+        "judge_f1",
         "run_dir",
     ])?;
     for r in rows {
@@ -342,6 +379,7 @@ fn write_outputs(out: &Path, rows: &[ModelRow]) -> Result<()> {
             format!("{:.5}", r.fallback_rate),
             opt(r.peak_rss_bytes.map(|b| b.to_string())),
             opt(r.agreement_f1.map(|f| format!("{f:.4}"))),
+            opt(r.judge_f1.map(|f| format!("{f:.4}"))),
             r.run_dir.display().to_string(),
         ])?;
     }

@@ -157,6 +157,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
                 Some(_) => "remote".into(),
                 None => a.model.device.to_string(),
             },
+            weights: a.model.weights.as_str().into(),
             threads: rayon::current_num_threads(),
             max_num_seqs: a.model.max_num_seqs,
             max_batched_tokens: a.model.max_batched_tokens,

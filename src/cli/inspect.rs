@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use clap::Args;
 use humanoid::llm::config::Config;
+use humanoid::llm::footprint::{self, LoadShape};
 use humanoid::llm::gguf::GgufFile;
+use humanoid::llm::model::WeightFormat;
+use humanoid::llm::DeviceChoice;
 use humanoid::llm::{ChatTemplate, Tokenizer};
 
 #[derive(Args, Debug)]
@@ -15,6 +18,21 @@ pub struct InspectArgs {
     /// Print as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The device whose memory to figure: cpu, tensor-cpu, cuda[:N] or metal[:N].
+    #[arg(long, default_value = "cpu")]
+    pub device: DeviceChoice,
+    /// How weights would be held: quantized, q8 or f32 (as `--weights` of the other commands).
+    #[arg(long, default_value = "quantized", value_parser = super::parse_weights)]
+    pub weights: WeightFormat,
+    /// Longest prompt + reply, in tokens.
+    #[arg(long, default_value_t = 4096)]
+    pub context: usize,
+    /// The prefix cache budget, MiB.
+    #[arg(long, default_value_t = humanoid::llm::DEFAULT_PREFIX_CACHE_MIB)]
+    pub prefix_cache_mib: usize,
+    /// Most tokens in one forward step.
+    #[arg(long, default_value_t = 1024)]
+    pub max_batched_tokens: usize,
 }
 
 pub fn run(a: InspectArgs) -> Result<()> {
@@ -27,29 +45,16 @@ pub fn run(a: InspectArgs) -> Result<()> {
     for info in g.content().tensor_infos.values() {
         *quant.entry(format!("{:?}", info.ggml_dtype)).or_default() += 1;
     }
-    // What the tensor (GPU) path holds with quantized weights: every tensor as stored on the
-    // device except the embedding table, which stays on the host (and, tied, is also the
-    // device's output head); norms are read as f32.
-    let stored = |info: &candle_core::quantized::gguf_file::TensorInfo| -> u64 {
-        let n = info.shape.elem_count() as u64;
-        let dt = info.ggml_dtype;
-        n / dt.block_size() as u64 * dt.type_size() as u64
+    let shape = LoadShape {
+        device: a.device,
+        format: a.weights,
+        context: a.context,
+        prefix_cache_bytes: a.prefix_cache_mib << 20,
+        max_batched_tokens: a.max_batched_tokens,
     };
-    let infos = &g.content().tensor_infos;
-    let embed = infos.get("token_embd.weight").map_or(0, stored);
-    let tied = !infos.contains_key("output.weight");
-    let device_weights: u64 = infos
-        .iter()
-        .filter(|(n, _)| n.as_str() != "token_embd.weight" && n.as_str() != "rope_freqs.weight")
-        .map(|(_, i)| {
-            if i.shape.dims().len() == 1 {
-                i.shape.elem_count() as u64 * 4
-            } else {
-                stored(i)
-            }
-        })
-        .sum::<u64>()
-        + if tied { embed } else { 0 };
+    let need = footprint::estimate(&g, &cfg, &shape);
+    let available = footprint::available_bytes(a.device);
+    let fits = footprint::check(need.clone(), a.device).is_ok();
     let name = |id: Option<u32>| id.and_then(|i| tok.token_str(i).map(|s| format!("{s} ({i})")));
     let stops: Vec<String> = tok
         .stop_ids()
@@ -64,15 +69,19 @@ pub fn run(a: InspectArgs) -> Result<()> {
         "architecture": cfg.arch_name,
         "quantization": quant,
         "parameters": cfg.parameter_count(),
-        // The CPU kernels hold every matrix as Q8_0 blocks (32 int8 + an f32 scale: 1.125
-        // bytes a weight); keys and values are f32.
+        // What a load on --device with these settings takes, and what is free there.
         "memory": {
-            "weights_cpu_bytes": cfg.parameter_count() as u64 * 36 / 32,
-            "kv_bytes_per_token": (cfg.n_layers * 2 * cfg.kv_dim() * 4) as u64,
-            "kv_bytes_4096_tokens": (cfg.n_layers * 2 * cfg.kv_dim() * 4 * 4096) as u64,
-            // The tensor path (--device cuda / metal / tensor-cpu), weights kept quantized.
-            "weights_tensor_device_bytes": device_weights,
-            "weights_tensor_host_bytes": embed,
+            "device": need.device,
+            "weights": a.weights.as_str(),
+            "context": a.context,
+            "weights_bytes": need.weights_bytes,
+            "host_weights_bytes": need.host_weights_bytes,
+            "kv_bytes_per_token": need.kv_bytes_per_token,
+            "kv_bytes": need.kv_bytes,
+            "scratch_bytes": need.scratch_bytes,
+            "total_bytes": need.total_bytes(),
+            "available_bytes": available,
+            "fits": fits,
         },
         "layers": cfg.n_layers,
         "hidden": cfg.hidden,
@@ -100,9 +109,35 @@ pub fn run(a: InspectArgs) -> Result<()> {
                 serde_json::Value::String(s) if k == "chat_template" => {
                     println!("{k}:\n{s}")
                 }
+                _ if k == "memory" => println!("memory: {}", memory_line(&need, available)),
                 v => println!("{k}: {v}"),
             }
         }
     }
     Ok(())
+}
+
+/// The memory figures in words: "on cpu: weights 1,016 MiB, keys and values ...".
+fn memory_line(n: &footprint::Footprint, available: Option<u64>) -> String {
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / 1048576.0);
+    let host = if n.host_weights_bytes > 0 {
+        format!(" (+ {} on the host)", mib(n.host_weights_bytes))
+    } else {
+        String::new()
+    };
+    let free = match available {
+        Some(a) if a >= n.total_bytes() => format!("; {} free: fits", mib(a)),
+        Some(a) => format!("; only {} free: does not fit", mib(a)),
+        None => "; free memory unknown".into(),
+    };
+    format!(
+        "on {}: weights {}{host}, keys and values {} ({:.0} KiB a token), working buffers {}; \
+         {} in all{free}",
+        n.device,
+        mib(n.weights_bytes),
+        mib(n.kv_bytes),
+        n.kv_bytes_per_token as f64 / 1024.0,
+        mib(n.scratch_bytes),
+        mib(n.total_bytes()),
+    )
 }

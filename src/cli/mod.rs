@@ -21,6 +21,7 @@ mod world;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use humanoid::llm::model::WeightFormat;
 use humanoid::llm::{DeviceChoice, Engine, EngineOptions};
 use humanoid::model_store::{self, ModelSpec, ResolvedModel};
 
@@ -113,6 +114,14 @@ pub struct ModelArgs {
     /// Memory for reusing prompt prefixes across calls (keys and values, MiB; 0 disables).
     #[arg(long, default_value_t = humanoid::llm::DEFAULT_PREFIX_CACHE_MIB)]
     pub prefix_cache_mib: usize,
+    /// How weights are held: quantized (the file's Q4_K/Q6_K blocks where a kernel multiplies
+    /// them, the rest as Q8_0), q8 (every matrix requantized to Q8_0) or f32 (exact, large).
+    #[arg(long, default_value = "quantized", value_parser = parse_weights)]
+    pub weights: WeightFormat,
+}
+
+pub(crate) fn parse_weights(s: &str) -> std::result::Result<WeightFormat, String> {
+    WeightFormat::parse(s).ok_or_else(|| format!("`{s}` is not one of quantized, q8, f32"))
 }
 
 impl ModelArgs {
@@ -130,6 +139,7 @@ impl ModelArgs {
         opts.limits.max_batched_tokens = self.max_batched_tokens.max(1);
         opts.context_budget = self.context.max(2);
         opts.device = self.device;
+        opts.weight_format = self.weights;
         opts.prefix_cache_bytes = self.prefix_cache_mib.saturating_mul(1 << 20);
         let engine = Engine::load(&resolved.path, opts)
             .with_context(|| format!("loading model {}", resolved.path.display()))?;

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::embed::Embedder;
+use humanoid::llm::model::WeightFormat;
 use humanoid::llm::{DeviceChoice, Engine, Inference};
 use humanoid::model_store::sha256_file;
 use humanoid::report::{check_run, check_run_steps};
@@ -160,6 +161,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         embed_model: embedder.dir().display().to_string(),
         seed: a.seed,
         device,
+        weights: a.model.weights.as_str().into(),
         threads: rayon::current_num_threads(),
         max_num_seqs: a.model.max_num_seqs,
         max_batched_tokens: a.model.max_batched_tokens,
@@ -278,6 +280,13 @@ fn local_engine(a: &ResumeArgs, config: &RunConfig, cfg_path: &Path) -> Result<E
         max_batched_tokens: config.max_batched_tokens,
         context: config.context,
         prefix_cache_mib: a.prefix_cache_mib,
+        weights: WeightFormat::parse(&config.weights).with_context(|| {
+            format!(
+                "{}: field `weights`: `{}` is not one of quantized, q8, f32",
+                cfg_path.display(),
+                config.weights
+            )
+        })?,
     };
     let (_, engine) = args.load()?;
     Ok(engine)

@@ -50,8 +50,27 @@ pub fn model_flags(m: &ModelArgs) -> Vec<String> {
         m.context.to_string(),
         "--prefix-cache-mib".into(),
         m.prefix_cache_mib.to_string(),
+        "--weights".into(),
+        m.weights.as_str().into(),
     ]);
     f
+}
+
+/// `eval judge FILE --json` on the model of `m` in a child process: its report (one JSON
+/// object).
+pub fn judge_child(file: &Path, m: &ModelArgs) -> Result<serde_json::Value> {
+    let out = Command::new(this_program()?)
+        .args(["eval", "judge"])
+        .arg(file)
+        .arg("--json")
+        .args(model_flags(m))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("starting `eval judge`")?;
+    if !out.status.success() {
+        bail!("`eval judge {}` failed ({})", file.display(), out.status);
+    }
+    serde_json::from_slice(&out.stdout).context("reading the report of `eval judge`")
 }
 
 /// Makes the run of `spec` in a child process: nothing when `spec.out` holds a finished

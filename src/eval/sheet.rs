@@ -374,6 +374,7 @@ pub(crate) mod tests {
             embed_model: "x".into(),
             seed: 0,
             device: "cpu".into(),
+            weights: "quantized".into(),
             threads: 1,
             max_num_seqs: 1,
             max_batched_tokens: 1,

@@ -66,6 +66,14 @@ pub fn rows_to_f32(qt: &QTensor, cols: usize, ids: &[u32]) -> Result<Vec<f32>, S
     Ok(out)
 }
 
+/// Raw blocks of `dtype` (whole blocks, `n` values) decoded into f32.
+pub fn raw_to_f32(dtype: GgmlDType, bytes: &[u8], n: usize) -> Result<Vec<f32>, String> {
+    let convert = converter(dtype)?;
+    let mut out = vec![0f32; n];
+    convert(bytes, &mut out);
+    Ok(out)
+}
+
 /// Decodes raw blocks into f32 values.
 type Decoder = fn(&[u8], &mut [f32]);
 

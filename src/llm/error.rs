@@ -41,6 +41,9 @@ pub enum LlmError {
     InvalidRequest(String),
     #[error("{0}")]
     Device(String),
+    /// The load would not fit the free memory (checked before anything is allocated).
+    #[error("{0}")]
+    TooLarge(super::footprint::TooLarge),
     /// The engine behind a server stopped (it panicked or could not start): every later
     /// request fails the same way.
     #[error("the engine stopped: {0}")]

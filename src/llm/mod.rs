@@ -13,6 +13,7 @@ pub mod constrain;
 pub mod dequant;
 pub mod engine;
 pub mod error;
+pub mod footprint;
 pub mod gguf;
 pub mod inference;
 pub mod kernels;

@@ -7,6 +7,7 @@
 //! attention runs per sequence over its own cache. No padding, so nothing to mask, and a
 //! sequence's logits are bit-identical whatever shares its batch.
 
+use candle_core::quantized::GgmlDType;
 use rayon::prelude::*;
 
 use super::config::Config;
@@ -14,16 +15,42 @@ use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
 use super::kernels::{self, SendPtr, Weight};
 use super::kv::SeqCache;
-use super::weights::{load_f32, map_tensor, read_layer, rope_factors};
+use super::weights::{load_f32, map_tensor, read_layer, read_layer_as, rope_factors, RawMatrix};
 
 /// How weights are held in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WeightFormat {
-    /// Requantized to Q8_0 at load (fast int8 kernels; the default).
+    /// In the file's own quantization where a kernel multiplies it (Q4_K and Q6_K on our
+    /// kernels, every GGML type on the tensor path); other matrices requantized to Q8_0.
+    /// The default.
     #[default]
+    Quantized,
+    /// Every matrix requantized to Q8_0 at load (our kernels; the tensor path treats it as
+    /// [`WeightFormat::Quantized`]).
     Q8,
     /// Dequantized to F32 (slow and large; exact reference for tests).
     F32,
+}
+
+impl WeightFormat {
+    /// Parses `quantized`, `q8` or `f32`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "quantized" => Some(Self::Quantized),
+            "q8" => Some(Self::Q8),
+            "f32" => Some(Self::F32),
+            _ => None,
+        }
+    }
+
+    /// The name [`WeightFormat::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Quantized => "quantized",
+            Self::Q8 => "q8",
+            Self::F32 => "f32",
+        }
+    }
 }
 
 struct Layer {
@@ -157,6 +184,36 @@ impl Model {
         let embed = load_weight(g, "token_embd.weight", cfg.vocab, h, WeightFormat::Q8)?;
         let mut layers = Vec::with_capacity(cfg.n_layers);
         for l in 0..cfg.n_layers {
+            if format == WeightFormat::Quantized {
+                let w = read_layer_as::<RawMatrix>(g, &cfg, l)?;
+                let bad = |name: &str, reason: String| LlmError::BadTensor {
+                    path: g.path().to_path_buf(),
+                    name: format!("blk.{l}.{name}"),
+                    reason,
+                };
+                let conv = |m: RawMatrix, name: &str| weight_from_raw(m).map_err(|e| bad(name, e));
+                layers.push(Layer {
+                    attn_norm: w.attn_norm,
+                    wqkv: Weight::stack(vec![
+                        conv(w.q, "attn_q")?,
+                        conv(w.k, "attn_k")?,
+                        conv(w.v, "attn_v")?,
+                    ]),
+                    qkv_bias: w.qkv_bias,
+                    q_norm: w.q_norm,
+                    k_norm: w.k_norm,
+                    wo: conv(w.wo, "attn_output")?,
+                    post_attn_norm: w.post_attn_norm,
+                    ffn_norm: w.ffn_norm,
+                    w_gate_up: Weight::stack(vec![
+                        conv(w.gate, "ffn_gate")?,
+                        conv(w.up, "ffn_up")?,
+                    ]),
+                    w_down: conv(w.down, "ffn_down")?,
+                    post_ffn_norm: w.post_ffn_norm,
+                });
+                continue;
+            }
             let w = read_layer(g, &cfg, l)?;
             let qkv = [w.q, w.k, w.v].concat();
             let gate_up = [w.gate, w.up].concat();
@@ -194,7 +251,9 @@ impl Model {
         let rope_local = cfg.sliding_window.map(|_| rope(cfg.rope_base_local));
         // In F32 mode (the exact reference) the embeddings are F32 too, tied to the head or not.
         let embed = match format {
-            WeightFormat::F32 => load_weight(g, "token_embd.weight", cfg.vocab, h, format)?,
+            WeightFormat::F32 | WeightFormat::Quantized => {
+                load_weight(g, "token_embd.weight", cfg.vocab, h, format)?
+            }
             WeightFormat::Q8 => embed,
         };
         Ok(Self {
@@ -467,7 +526,7 @@ impl Model {
 
 fn make_weight(data: &[f32], rows: usize, cols: usize, format: WeightFormat) -> Weight {
     match format {
-        WeightFormat::Q8 => Weight::q8_from_f32(data, rows, cols),
+        WeightFormat::Q8 | WeightFormat::Quantized => Weight::q8_from_f32(data, rows, cols),
         WeightFormat::F32 => Weight::F32 {
             rows,
             cols,
@@ -485,6 +544,14 @@ fn load_weight(
     format: WeightFormat,
 ) -> Result<Weight> {
     match format {
+        WeightFormat::Quantized => {
+            let raw = <RawMatrix as super::weights::Matrix>::load(g, name, rows, cols)?;
+            weight_from_raw(raw).map_err(|reason| LlmError::BadTensor {
+                path: g.path().to_path_buf(),
+                name: name.to_string(),
+                reason,
+            })
+        }
         WeightFormat::Q8 => {
             let nb = cols / kernels::QK;
             let chunks = map_tensor(g, name, rows, cols, |x| {
@@ -507,4 +574,26 @@ fn load_weight(
             data: map_tensor(g, name, rows, cols, |x| Ok(x.to_vec()))?.concat(),
         }),
     }
+}
+
+/// A matrix in its stored blocks where our kernels multiply them (Q4_K, Q6_K), else
+/// requantized to Q8_0.
+fn weight_from_raw(m: RawMatrix) -> std::result::Result<Weight, String> {
+    let kind = match m.dtype {
+        GgmlDType::Q4K => Some(kernels::KQuant::Q4K),
+        GgmlDType::Q6K => Some(kernels::KQuant::Q6K),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        if m.cols.is_multiple_of(kernels::kquant::QK_K) {
+            return Ok(Weight::K {
+                kind,
+                rows: m.rows,
+                cols: m.cols,
+                bytes: kernels::kquant::repack(kind, &m.bytes),
+            });
+        }
+    }
+    let data = super::dequant::raw_to_f32(m.dtype, &m.bytes, m.rows * m.cols)?;
+    Ok(Weight::q8_from_f32(&data, m.rows, m.cols))
 }

@@ -39,6 +39,10 @@ pub struct RunConfig {
     pub embed_model: String,
     pub seed: u64,
     pub device: String,
+    /// How the chat model's weights were held (`quantized`, `q8` or `f32`); runs from before
+    /// the field were made with `q8`.
+    #[serde(default = "weights_of_older_runs")]
+    pub weights: String,
     pub threads: usize,
     pub max_num_seqs: usize,
     pub max_batched_tokens: usize,
@@ -53,6 +57,10 @@ pub struct RunConfig {
     /// The remote server the chat model ran on (`--backend openai`); absent in-process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<RemoteConfig>,
+}
+
+fn weights_of_older_runs() -> String {
+    "q8".into()
 }
 
 impl RunConfig {

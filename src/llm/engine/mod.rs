@@ -22,6 +22,7 @@ pub use options::{EngineOptions, EngineStats, Event, DEFAULT_PREFIX_CACHE_MIB};
 use super::backend::Backend;
 use super::config::Config;
 use super::error::{LlmError, Result};
+use super::footprint::{self, LoadShape};
 use super::gguf::GgufFile;
 use super::kv::{SeqCache, SharedPrefix};
 use super::model::{LogitsFor, SeqInput};
@@ -103,7 +104,16 @@ impl Engine {
     fn load_file(path: &Path, opts: EngineOptions) -> Result<Self> {
         let mut g = GgufFile::open(path)?;
         // The architecture first: an unsupported one is the error, not what it lacks.
-        Config::from_gguf(&g)?;
+        let cfg = Config::from_gguf(&g)?;
+        let shape = LoadShape {
+            device: opts.device,
+            format: opts.weight_format,
+            context: opts.context_budget,
+            prefix_cache_bytes: opts.prefix_cache_bytes,
+            max_batched_tokens: opts.limits.max_batched_tokens,
+        };
+        footprint::check(footprint::estimate(&g, &cfg, &shape), opts.device)
+            .map_err(LlmError::TooLarge)?;
         let beside = path.with_file_name("tokenizer.json");
         let tokenizer = if beside.exists() {
             Tokenizer::from_file(&beside)?

@@ -32,7 +32,7 @@ impl Default for EngineOptions {
         Self {
             limits: SchedulerLimits::default(),
             context_budget: 4096,
-            weight_format: WeightFormat::Q8,
+            weight_format: WeightFormat::Quantized,
             device: DeviceChoice::Cpu,
             prefix_cache_bytes: DEFAULT_PREFIX_CACHE_MIB << 20,
             min_shared_prefix: 16,

@@ -7,7 +7,7 @@
 //! does not pad every decoding sequence to its length. The index tensors and masks are built
 //! once per step and shared by every layer.
 
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 
 use super::super::config::Config;
 use super::super::error::Result;
@@ -103,7 +103,8 @@ impl StepPlan {
                     .index_select(&g.key_idx, 0)?
                     .reshape((n, l, kvh, hd))?
                     .transpose(1, 2)?
-                    .contiguous()?)
+                    .contiguous()?
+                    .to_dtype(DType::F32)?)
             };
             let (k, v) = (gather(k_pool)?, gather(v_pool)?);
             let qg = q

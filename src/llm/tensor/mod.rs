@@ -30,7 +30,10 @@ use super::weights::{load_f32, read_layer, read_layer_as, rope_factors, Matrix, 
 use attention::StepPlan;
 
 /// Slots the device KV pool starts with; it doubles when full.
-const INITIAL_SLOTS: usize = 4096;
+const INITIAL_SLOTS: usize = super::footprint::INITIAL_KV_SLOTS;
+
+/// The KV pool's element type: half the memory of F32, attention itself in F32.
+pub const KV_DTYPE: DType = DType::F16;
 
 struct Layer {
     attn_norm: Tensor,
@@ -86,7 +89,7 @@ pub struct TensorModel {
 
 impl TensorModel {
     /// Loads a GGUF model onto `device`; `max_positions` bounds the RoPE tables. With
-    /// [`WeightFormat::Q8`] (the default) the projection weights stay in the file's
+    /// [`WeightFormat::Quantized`] (the default) or [`WeightFormat::Q8`] the projection weights stay in the file's
     /// quantization on the device and run through candle's quantized matmul; with
     /// [`WeightFormat::F32`] they are dequantized (the exact reference).
     pub fn load(
@@ -98,7 +101,7 @@ impl TensorModel {
         let cfg = Config::from_gguf(g)?;
         let max_pos = max_positions.min(cfg.context_length).max(1);
         let (h, hd) = (cfg.hidden, cfg.head_dim);
-        let quantized = format == WeightFormat::Q8;
+        let quantized = format != WeightFormat::F32;
         let vec = |data: Vec<f32>| -> Result<Tensor> {
             let n = data.len();
             Ok(Tensor::from_vec(data, n, device)?)
@@ -233,7 +236,9 @@ impl TensorModel {
         let kv_dim = cfg.kv_dim();
         let pool = KvPool::new(INITIAL_SLOTS, cfg.n_layers, kv_dim, device)?;
         Ok(Self {
-            slots: Arc::new(SlotPool::new(cfg.n_layers * 2 * kv_dim * 4)),
+            slots: Arc::new(SlotPool::new(
+                cfg.n_layers * 2 * kv_dim * KV_DTYPE.size_in_bytes(),
+            )),
             cfg,
             device: device.clone(),
             embed,
@@ -418,8 +423,8 @@ impl TensorModel {
             };
             let q = rotate(&q, cfg.n_heads)?;
             let k = rotate(&k, cfg.n_kv_heads)?;
-            pool.k[li].scatter_set(&slot_idx, &k, 0)?;
-            pool.v[li].scatter_set(&slot_idx, &v, 0)?;
+            pool.k[li].scatter_set(&slot_idx, &k.to_dtype(KV_DTYPE)?, 0)?;
+            pool.v[li].scatter_set(&slot_idx, &v.to_dtype(KV_DTYPE)?, 0)?;
             let att = plan.attend(&q, &pool.k[li], &pool.v[li], local, cfg)?;
             let mut o = layer.wo.forward(&att)?;
             if let Some(n) = &layer.post_attn_norm {
@@ -463,7 +468,7 @@ impl TensorModel {
 
 impl KvPool {
     fn new(capacity: usize, n_layers: usize, kv_dim: usize, dev: &Device) -> Result<Self> {
-        let zeros = || Tensor::zeros((capacity, kv_dim), DType::F32, dev);
+        let zeros = || Tensor::zeros((capacity, kv_dim), KV_DTYPE, dev);
         Ok(Self {
             capacity,
             k: (0..n_layers)
@@ -486,7 +491,7 @@ impl KvPool {
         }
         for t in self.k.iter_mut().chain(self.v.iter_mut()) {
             let kv_dim = t.dim(1)?;
-            let grown = Tensor::zeros((cap, kv_dim), DType::F32, dev)?;
+            let grown = Tensor::zeros((cap, kv_dim), KV_DTYPE, dev)?;
             grown.slice_set(t, 0, 0)?;
             *t = grown;
         }
