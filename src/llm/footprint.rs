@@ -93,7 +93,7 @@ pub fn estimate(g: &GgufFile, cfg: &Config, shape: &LoadShape) -> Footprint {
         }
     }
     let kv_elem = if tensor_path {
-        super::tensor::KV_DTYPE.size_in_bytes()
+        super::tensor::kv_dtype(shape.format).size_in_bytes()
     } else {
         4
     };

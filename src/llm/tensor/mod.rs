@@ -32,8 +32,17 @@ use attention::StepPlan;
 /// Slots the device KV pool starts with; it doubles when full.
 const INITIAL_SLOTS: usize = super::footprint::INITIAL_KV_SLOTS;
 
-/// The KV pool's element type: half the memory of F32, attention itself in F32.
+/// The KV pool's element type with quantized weights: half the memory of F32 (attention
+/// itself runs in F32). With F32 weights (the exact reference) the pool is F32 too.
 pub const KV_DTYPE: DType = DType::F16;
+
+/// The KV pool's element type for weights held as `format`.
+pub fn kv_dtype(format: WeightFormat) -> DType {
+    match format {
+        WeightFormat::F32 => DType::F32,
+        _ => KV_DTYPE,
+    }
+}
 
 struct Layer {
     attn_norm: Tensor,
@@ -85,6 +94,7 @@ pub struct TensorModel {
     max_pos: usize,
     slots: Arc<SlotPool>,
     pool: Mutex<KvPool>,
+    kv_dtype: DType,
 }
 
 impl TensorModel {
@@ -234,11 +244,13 @@ impl TensorModel {
             None => None,
         };
         let kv_dim = cfg.kv_dim();
-        let pool = KvPool::new(INITIAL_SLOTS, cfg.n_layers, kv_dim, device)?;
+        let kv = kv_dtype(format);
+        let pool = KvPool::new(INITIAL_SLOTS, cfg.n_layers, kv_dim, kv, device)?;
         Ok(Self {
             slots: Arc::new(SlotPool::new(
-                cfg.n_layers * 2 * kv_dim * KV_DTYPE.size_in_bytes(),
+                cfg.n_layers * 2 * kv_dim * kv.size_in_bytes(),
             )),
+            kv_dtype: kv,
             cfg,
             device: device.clone(),
             embed,
@@ -423,8 +435,8 @@ impl TensorModel {
             };
             let q = rotate(&q, cfg.n_heads)?;
             let k = rotate(&k, cfg.n_kv_heads)?;
-            pool.k[li].scatter_set(&slot_idx, &k.to_dtype(KV_DTYPE)?, 0)?;
-            pool.v[li].scatter_set(&slot_idx, &v.to_dtype(KV_DTYPE)?, 0)?;
+            pool.k[li].scatter_set(&slot_idx, &k.to_dtype(self.kv_dtype)?, 0)?;
+            pool.v[li].scatter_set(&slot_idx, &v.to_dtype(self.kv_dtype)?, 0)?;
             let att = plan.attend(&q, &pool.k[li], &pool.v[li], local, cfg)?;
             let mut o = layer.wo.forward(&att)?;
             if let Some(n) = &layer.post_attn_norm {
@@ -467,8 +479,14 @@ impl TensorModel {
 }
 
 impl KvPool {
-    fn new(capacity: usize, n_layers: usize, kv_dim: usize, dev: &Device) -> Result<Self> {
-        let zeros = || Tensor::zeros((capacity, kv_dim), KV_DTYPE, dev);
+    fn new(
+        capacity: usize,
+        n_layers: usize,
+        kv_dim: usize,
+        dtype: DType,
+        dev: &Device,
+    ) -> Result<Self> {
+        let zeros = || Tensor::zeros((capacity, kv_dim), dtype, dev);
         Ok(Self {
             capacity,
             k: (0..n_layers)
@@ -491,7 +509,7 @@ impl KvPool {
         }
         for t in self.k.iter_mut().chain(self.v.iter_mut()) {
             let kv_dim = t.dim(1)?;
-            let grown = Tensor::zeros((cap, kv_dim), KV_DTYPE, dev)?;
+            let grown = Tensor::zeros((cap, kv_dim), t.dtype(), dev)?;
             grown.slice_set(t, 0, 0)?;
             *t = grown;
         }
