@@ -77,7 +77,7 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
         "--seeds",
         "1",
         "--steps",
-        "2",
+        "1",
         "--out",
         out.to_str().unwrap(),
         "--json",
@@ -95,14 +95,14 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
         serde_json::from_str(&std::fs::read_to_string(ablated.join("config.json")).unwrap())
             .unwrap();
     assert_eq!(config["conditions"], serde_json::json!(["fun=0"]));
-    assert_eq!(config["steps"], 2);
+    assert_eq!(config["steps"], 1);
     let f = &report["findings"];
     assert_eq!(f["kind"], "need");
     assert_eq!(f["need"], "fun");
     for (setting, key) in [("normal", "normal"), ("fun=0", "treated")] {
         let run = out.join(setting).join("seed-0");
         assert!(run.join("summary.json").exists(), "{setting} finished");
-        let expected = need_hours(&run, "fun", 2, 2, tmp.path());
+        let expected = need_hours(&run, "fun", 1, 2, tmp.path());
         let got = f["hours"][key]["mean"].as_f64().unwrap();
         assert!(
             (got - expected).abs() < 1e-9,
