@@ -3,8 +3,9 @@
 use super::{BlockQ8, QK};
 use std::arch::x86_64::*;
 
+/// Sum of the 8 lanes (in a fixed order).
 #[inline(always)]
-unsafe fn hsum(v: __m256) -> f32 {
+pub(super) unsafe fn hsum(v: __m256) -> f32 {
     let lo = _mm256_castps256_ps128(v);
     let hi = _mm256_extractf128_ps(v, 1);
     let s = _mm_add_ps(lo, hi);

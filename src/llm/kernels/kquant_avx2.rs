@@ -7,18 +7,9 @@
 //! summed once per row. The four-row kernels run exactly the one-row kernel's operations per
 //! row, so a row's result does not depend on its batch.
 
+use super::avx2::hsum;
 use super::kquant::{f32_at, BlockQ8K};
 use std::arch::x86_64::*;
-
-#[inline(always)]
-unsafe fn hsum(v: __m256) -> f32 {
-    let lo = _mm256_castps256_ps128(v);
-    let hi = _mm256_extractf128_ps(v, 1);
-    let s = _mm_add_ps(lo, hi);
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    _mm_cvtss_f32(s)
-}
 
 #[inline(always)]
 unsafe fn load(p: *const u8) -> __m256i {
