@@ -370,6 +370,63 @@ fn shared_prefixes_change_nothing_but_cost() {
 }
 
 #[test]
+fn nested_shared_prefixes_are_computed_once_and_change_nothing() {
+    // The shape of a simulation step: one context, a shared "is doing" line, then a question
+    // each; and a request that leaves the context earlier.
+    let mut e = engine(&util::smollm2(), WeightFormat::Q8, None);
+    let context = "You are simulating John Lin, a pharmacy shopkeeper who lives with his wife \
+                   Mei and son Eddy. It is 7:00 am on Tuesday. John Lin is feeling neutral.";
+    let doing = "John Lin is doing: eating a bowl of rice porridge with pickles at the kitchen \
+                 table before opening the pharmacy.";
+    let questions = [
+        "Does he eat or drink something filling while doing this?",
+        "Is he with other people while doing this?",
+        "Would he call this a leisure activity done for fun?",
+        "Exercising or taking care of his health: yes or no?",
+    ];
+    let mk = |u: String| Prompt::Chat(vec![Message::system(context), Message::user(&u)]);
+    let mut reqs: Vec<Request> = questions
+        .iter()
+        .map(|q| {
+            Request::Choose(ChooseRequest::new(
+                mk(format!("{doing} {q}")),
+                ["yes", "no"],
+            ))
+        })
+        .collect();
+    reqs.push(Request::Generate(GenerateRequest::new(
+        mk(format!("{doing} Describe this activity in three words.")),
+        8,
+    )));
+    reqs.push(Request::Choose(ChooseRequest::new(
+        mk("Where should John Lin be? Choose one of: kitchen, park.".into()),
+        ["kitchen", "park"],
+    )));
+    let separately = alone(&mut e, &reqs);
+    // The ideal cost: each distinct token prefix of the batch computed once (the questions
+    // start with different words, so no shorter shared run is left out).
+    let mut prefixes = std::collections::HashSet::new();
+    for r in &reqs {
+        let p = match r {
+            Request::Choose(c) => &c.prompt,
+            Request::Generate(g) => &g.prompt,
+        };
+        let ids = e.prompt_tokens(p).unwrap();
+        for k in 1..=ids.len() {
+            prefixes.insert(ids[..k].to_vec());
+        }
+    }
+    e.clear_prefix_cache();
+    let before = e.stats().clone();
+    let together = texts(e.run(reqs, |_| {}));
+    let after = e.stats();
+    let computed = (after.prompt_tokens - before.prompt_tokens)
+        - (after.reused_prompt_tokens - before.reused_prompt_tokens);
+    assert_eq!(together, separately);
+    assert_eq!(computed as usize, prefixes.len());
+}
+
+#[test]
 fn gemma3_generates_and_chooses() {
     let mut e = engine(&util::gemma3(), WeightFormat::Q8, None);
     let g = e

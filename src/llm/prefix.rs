@@ -46,6 +46,115 @@ pub fn group_shared_prefixes(prompts: &[Option<Vec<u32>>], min_len: usize) -> Ve
     groups
 }
 
+/// A node of the shared-prefix tree of a batch: every request under it (its own `members` and
+/// those of its descendants) starts with the same `len` tokens, those of request `lead`.
+/// A child's prefix continues its parent's, so the tokens between the two lengths are
+/// computed once for the whole child instead of once per request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrefixNode {
+    pub len: usize,
+    pub parent: Option<usize>,
+    /// Requests that continue from this node's prefix directly.
+    pub members: Vec<usize>,
+    pub children: Vec<usize>,
+    /// A request under this node, whose first `len` tokens are the prefix.
+    pub lead: usize,
+}
+
+/// The tree of shared prefixes of a batch: a root for each set of requests sharing at least
+/// `min_len` leading tokens, and below it a child wherever some of them share a longer prefix
+/// and splitting it off saves at least `min_len` computed tokens. Every request keeps at least
+/// one token of its own. Parents come before their children; requests without a prompt
+/// (`None`) or in no root are left out.
+pub fn prefix_tree(prompts: &[Option<Vec<u32>>], min_len: usize) -> Vec<PrefixNode> {
+    let min_len = min_len.max(1);
+    let mut order: Vec<usize> = (0..prompts.len())
+        .filter(|&i| prompts[i].is_some())
+        .collect();
+    let get = |i: usize| prompts[i].as_deref().unwrap_or_default();
+    order.sort_by(|&a, &b| get(a).cmp(get(b)).then(a.cmp(&b)));
+    // lcp[j]: what order[j - 1] and order[j] share, leaving each a token of its own.
+    let mut lcp = vec![0; order.len()];
+    for j in 1..order.len() {
+        let (a, b) = (get(order[j - 1]), get(order[j]));
+        lcp[j] = common_prefix(a, b)
+            .min(a.len().saturating_sub(1))
+            .min(b.len().saturating_sub(1));
+    }
+    let mut nodes = Vec::new();
+    let mut loose = Vec::new();
+    let all = Span {
+        order: &order,
+        lcp: &lcp,
+        lo: 0,
+        hi: order.len(),
+    };
+    split(all, 0, None, min_len, &mut nodes, &mut loose);
+    nodes
+}
+
+/// A range of the sorted requests.
+#[derive(Clone, Copy)]
+struct Span<'a> {
+    order: &'a [usize],
+    lcp: &'a [usize],
+    lo: usize,
+    hi: usize,
+}
+
+/// Finds the runs of `span` whose neighbours share more than `cut` tokens and makes each a
+/// node under `parent` (or, when that would save too little, looks for longer runs inside);
+/// requests in no run go to `direct`.
+fn split(
+    span: Span<'_>,
+    cut: usize,
+    parent: Option<usize>,
+    min_len: usize,
+    nodes: &mut Vec<PrefixNode>,
+    direct: &mut Vec<usize>,
+) {
+    let base = parent.map_or(0, |p| nodes[p].len);
+    let mut i = span.lo;
+    while i < span.hi {
+        let mut j = i + 1;
+        while j < span.hi && span.lcp[j] > cut && span.lcp[j] >= min_len {
+            j += 1;
+        }
+        if j - i < 2 {
+            direct.push(span.order[i]);
+            i = j;
+            continue;
+        }
+        let len = span.lcp[i + 1..j].iter().copied().min().unwrap_or(0);
+        let run = Span {
+            lo: i,
+            hi: j,
+            ..span
+        };
+        let saves = (j - i - 1) * (len - base);
+        if parent.is_none() || saves >= min_len {
+            let id = nodes.len();
+            nodes.push(PrefixNode {
+                len,
+                parent,
+                members: Vec::new(),
+                children: Vec::new(),
+                lead: span.order[i],
+            });
+            if let Some(p) = parent {
+                nodes[p].children.push(id);
+            }
+            let mut own = Vec::new();
+            split(run, len, Some(id), min_len, nodes, &mut own);
+            own.sort_unstable();
+            nodes[id].members = own;
+        } else {
+            split(run, len, parent, min_len, nodes, direct);
+        }
+        i = j;
+    }
+}
+
 /// Length of the common prefix of two token sequences.
 pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -161,6 +270,62 @@ mod tests {
         // An entry alone over the budget is not kept.
         cache.insert(&[8; 61], prefix(&pool, SharedPrefix::default(), 61));
         assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn a_longer_prefix_shared_by_some_members_becomes_a_child() {
+        // Eight requests share 40 tokens; six of them share 30 more (a question each after).
+        let head: Vec<u32> = (0..40).collect();
+        let mid: Vec<u32> = (40..70).collect();
+        let mut prompts = Vec::new();
+        for q in 0..6u32 {
+            prompts.push(Some([&head[..], &mid[..], &[1000 + q, 7]].concat()));
+        }
+        prompts.push(Some([&head[..], &[2000, 1, 2]].concat()));
+        prompts.push(None);
+        prompts.push(Some([&head[..], &[3000, 1, 2]].concat()));
+        let tree = prefix_tree(&prompts, 16);
+        assert_eq!(tree.len(), 2);
+        assert_eq!((tree[0].len, tree[0].parent), (40, None));
+        assert_eq!(tree[0].members, vec![6, 8]);
+        assert_eq!(tree[0].children, vec![1]);
+        assert_eq!((tree[1].len, tree[1].parent), (70, Some(0)));
+        assert_eq!(tree[1].members, (0..6).collect::<Vec<_>>());
+        let lead = prompts[tree[1].lead].as_ref().unwrap();
+        assert_eq!(&lead[..70], &[&head[..], &mid[..]].concat()[..]);
+    }
+
+    #[test]
+    fn a_child_that_saves_too_little_is_not_split_off() {
+        // Two of three requests share 5 more tokens: (2 - 1) * 5 < 16 saved, so one flat group.
+        let head: Vec<u32> = (0..40).collect();
+        let prompts = vec![
+            Some([&head[..], &[50, 51, 52, 53, 54, 1]].concat()),
+            Some([&head[..], &[50, 51, 52, 53, 54, 2]].concat()),
+            Some([&head[..], &[60, 1]].concat()),
+        ];
+        let tree = prefix_tree(&prompts, 16);
+        assert_eq!(tree.len(), 1);
+        assert_eq!((tree[0].len, tree[0].members.clone()), (40, vec![0, 1, 2]));
+        // Requests sharing less than the minimum are in no node.
+        let apart = vec![Some(vec![1; 10]), Some(vec![2; 10])];
+        assert!(prefix_tree(&apart, 16).is_empty());
+    }
+
+    #[test]
+    fn tree_members_cover_each_grouped_request_once() {
+        let prompts: Vec<Option<Vec<u32>>> = (0..30u32)
+            .map(|i| Some((0..20).chain([i % 3; 20]).chain([i % 5, i]).collect()))
+            .collect();
+        let tree = prefix_tree(&prompts, 16);
+        let mut seen: Vec<usize> = tree.iter().flat_map(|n| n.members.clone()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..30).collect::<Vec<_>>());
+        for (i, n) in tree.iter().enumerate() {
+            if let Some(p) = n.parent {
+                assert!(p < i && tree[p].len < n.len && tree[p].children.contains(&i));
+            }
+        }
     }
 
     #[test]

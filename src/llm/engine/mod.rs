@@ -26,7 +26,7 @@ use super::footprint::{self, LoadShape};
 use super::gguf::GgufFile;
 use super::kv::{SeqCache, SharedPrefix};
 use super::model::{LogitsFor, SeqInput};
-use super::prefix::{group_shared_prefixes, PrefixCache};
+use super::prefix::{prefix_tree, PrefixCache, PrefixNode};
 use super::request::{
     Choice, ChooseRequest, GenerateRequest, Generation, Prompt, Request, Response,
 };
@@ -34,6 +34,28 @@ use super::sampler::Sampler;
 use super::scheduler::{plan_step, Candidate};
 use super::template::ChatTemplate;
 use super::tokenizer::Tokenizer;
+
+/// The requests a sequence serves: a prefix's are every request under its node.
+fn requests_of(seq: &Seq, tree: &[PrefixNode]) -> Vec<usize> {
+    match &seq.role {
+        Role::Prefix { group } => {
+            let mut out = Vec::new();
+            let mut todo = vec![*group];
+            while let Some(g) = todo.pop() {
+                if let Some(node) = tree.get(g) {
+                    out.extend(&node.members);
+                    todo.extend(&node.children);
+                }
+            }
+            out
+        }
+        Role::Generate { req, .. }
+        | Role::ChoosePrompt { req }
+        | Role::ChooseOption { req, .. } => {
+            vec![*req]
+        }
+    }
+}
 
 /// A loaded model with its tokenizer and chat template, ready to serve batches.
 pub struct Engine {
@@ -241,20 +263,27 @@ impl Engine {
                 }
             }
         }
-        // Shared prefixes: within this batch, and from earlier calls.
-        let groups = group_shared_prefixes(&prompts, self.opts.min_shared_prefix);
-        let mut group_of: Vec<Option<usize>> = vec![None; n];
-        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
-        let mut seqs: Vec<Seq> = Vec::new();
-        for (gi, grp) in groups.iter().enumerate() {
-            let lead = &prompts[grp.members[0]].as_deref().unwrap_or_default()[..grp.len];
-            let (prefix, hit) = self.prefix_cache.lookup(lead, self.opts.min_shared_prefix);
-            for &m in &grp.members {
-                group_of[m] = Some(gi);
-                waiting[gi].push(m);
+        // Shared prefixes: within this batch (a tree: a root per shared start, a child per
+        // longer prefix some of its requests share), and from earlier calls (the roots).
+        let tree = prefix_tree(&prompts, self.opts.min_shared_prefix);
+        let lead_tokens: Vec<Vec<u32>> = tree
+            .iter()
+            .map(|t| prompts[t.lead].as_deref().unwrap_or_default()[..t.len].to_vec())
+            .collect();
+        let mut in_tree = vec![false; n];
+        for node in &tree {
+            for &m in &node.members {
+                in_tree[m] = true;
             }
-            self.stats.reused_prompt_tokens += hit as u64;
-            let cache = self.cache_from(prefix, grp.len);
+        }
+        let mut seqs: Vec<Seq> = Vec::new();
+        // Tokens of each root's prefix found in the cache of earlier calls.
+        let mut cached = vec![0; tree.len()];
+        for (gi, node) in tree.iter().enumerate().filter(|(_, t)| t.parent.is_none()) {
+            let lead = &lead_tokens[gi];
+            let (prefix, hit) = self.prefix_cache.lookup(lead, self.opts.min_shared_prefix);
+            cached[gi] = hit;
+            let cache = self.cache_from(prefix, node.len);
             seqs.push(Seq {
                 role: Role::Prefix { group: gi },
                 cache,
@@ -263,7 +292,7 @@ impl Engine {
             });
         }
         for i in 0..n {
-            if group_of[i].is_none() {
+            if !in_tree[i] {
                 if let Some(p) = prompts[i].take() {
                     let seq = self.start_seq(&requests[i], i, p, SharedPrefix::default());
                     seqs.push(seq);
@@ -343,7 +372,7 @@ impl Engine {
                         // A failed step fails every request it touched.
                         let msg = e.to_string();
                         for &i in &chosen {
-                            for r in self.requests_of(&seqs[i], &waiting) {
+                            for r in requests_of(&seqs[i], &tree) {
                                 if results[r].is_none() {
                                     results[r] = Some(Err(LlmError::InvalidRequest(msg.clone())));
                                     slots[r] = Slot::Done;
@@ -360,17 +389,31 @@ impl Engine {
             let mut spawned: Vec<Seq> = Vec::new();
             for i in finished_idle {
                 if let Role::Prefix { group } = seqs[i].role {
-                    if group != usize::MAX {
+                    if let Some(node) = tree.get(group) {
                         let prefix = seqs[i].cache.share();
-                        let toks = prompts[groups[group].members[0]]
-                            .as_deref()
-                            .unwrap_or_default();
                         self.prefix_cache
-                            .insert(&toks[..prefix.len()], prefix.clone());
-                        for m in std::mem::take(&mut waiting[group]) {
+                            .insert(&lead_tokens[group][..prefix.len()], prefix.clone());
+                        for &m in &node.members {
                             if let Some(p) = prompts[m].take() {
                                 spawned.push(self.start_seq(&requests[m], m, p, prefix.clone()));
                             }
+                        }
+                        // Each request under the node counts the prefix as reused; the
+                        // tokens this node computed were not.
+                        let base = node.parent.map_or(0, |p| tree[p].len);
+                        let computed = (node.len - base).saturating_sub(cached[group]);
+                        self.stats.reused_prompt_tokens = self
+                            .stats
+                            .reused_prompt_tokens
+                            .saturating_sub(computed as u64);
+                        for &c in &node.children {
+                            let child = &tree[c];
+                            spawned.push(Seq {
+                                role: Role::Prefix { group: c },
+                                cache: self.cache_from(prefix.clone(), child.len),
+                                pending: lead_tokens[c][node.len..].to_vec(),
+                                want: LogitsFor::None,
+                            });
                         }
                     }
                 }
@@ -407,15 +450,6 @@ impl Engine {
                 })
             })
             .collect()
-    }
-
-    fn requests_of(&self, seq: &Seq, waiting: &[Vec<usize>]) -> Vec<usize> {
-        match &seq.role {
-            Role::Prefix { group } => waiting.get(*group).cloned().unwrap_or_default(),
-            Role::Generate { req, .. }
-            | Role::ChoosePrompt { req }
-            | Role::ChooseOption { req, .. } => vec![*req],
-        }
     }
 
     fn cache_from(&self, prefix: SharedPrefix, capacity: usize) -> SeqCache {
