@@ -271,9 +271,12 @@ pub fn dot_rows<const R: usize>(kind: KQuant, w: &[u8], x: &[BlockQ8K], nb: usiz
         use super::kquant_avx2 as k;
         assert!(w.len() >= nb * kind.block_bytes() && x.len() >= R * nb);
         let q6 = kind == KQuant::Q6K;
-        // SAFETY: the CPU supports AVX2 and FMA (and AVX-VNNI where used); sizes checked above.
+        // SAFETY: the CPU supports AVX2 and FMA (and AVX-512 BW + VNNI or AVX-VNNI where
+        // used); sizes checked above.
         return unsafe {
-            if super::has_avxvnni() {
+            if super::has_avx512() {
+                super::kquant_avx512::dot_rows::<R>(q6, w, x, nb)
+            } else if super::has_avxvnni() {
                 k::dot_rows_vnni::<R>(q6, w, x, nb)
             } else {
                 k::dot_rows::<R>(q6, w, x, nb)
@@ -383,6 +386,24 @@ mod tests {
                 assert_eq!(fast.to_bits(), x4[i].to_bits(), "{kind:?} x4 row {i}");
             }
             assert_eq!(fast.to_bits(), x8[i].to_bits(), "{kind:?} x8 row {i}");
+            #[cfg(target_arch = "x86_64")]
+            if crate::llm::kernels::has_avx512() {
+                // The 512-bit and 256-bit kernels give the same bits.
+                let q6 = kind == KQuant::Q6K;
+                let row = &xq[i * 4..(i + 1) * 4];
+                // SAFETY: the CPU has AVX2, FMA, AVX-512 BW and VNNI; sizes as above.
+                let (wide, narrow) = unsafe {
+                    (
+                        super::super::kquant_avx512::dot_rows::<1>(q6, &bytes, row, 4),
+                        super::super::kquant_avx2::dot_rows::<1>(q6, &bytes, row, 4),
+                    )
+                };
+                assert_eq!(
+                    wide[0].to_bits(),
+                    narrow[0].to_bits(),
+                    "{kind:?} avx512 row {i}"
+                );
+            }
             assert!(
                 (scalar - fast).abs() <= 1e-5 * exact.abs().max(1.0),
                 "{kind:?} row {i}: scalar {scalar} vs vector {fast}"

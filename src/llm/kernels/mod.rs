@@ -199,11 +199,28 @@ fn has_avxvnni() -> bool {
     })
 }
 
+/// AVX-512 BW and VNNI for the K-quant dots (64 values a step), unless `HUMANOID_NO_AVX512`
+/// is set (to compare with the 256-bit path; the two give the same bits).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        has_avx2()
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vnni")
+            && std::env::var_os("HUMANOID_NO_AVX512").is_none()
+    })
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 pub mod kquant;
 #[cfg(target_arch = "x86_64")]
 mod kquant_avx2;
+#[cfg(target_arch = "x86_64")]
+mod kquant_avx512;
 
 mod weight;
 
