@@ -55,6 +55,64 @@ pub fn emotion_question(name: &str) -> String {
     )
 }
 
+/// Solved examples put before the agent's context in the judgement questions (not activities
+/// of the labelled sets in `tests/data/judge/`). The same text for every agent and step, so the
+/// engine computes it once and serves it from the prefix cache afterwards.
+pub const JUDGE_EXAMPLES: &str = "How everyday activities are judged, with examples \
+(eats or drinks something filling / spends time with other people / leisure done for fun / \
+exercise or health care / rest or sleep; the feeling it leaves):
+- have a plate of dumplings at the kitchen table: filling yes, people no, fun no, health no, rest no; neutral
+- sing karaoke with friends at a bar: filling no, people yes, fun yes, health no, rest no; happy
+- wipe the kitchen windows: filling no, people no, fun no, health no, rest no; neutral
+- build a model airplane at the desk: filling no, people no, fun yes, health no, rest no; happy
+- jump rope in the back yard: filling no, people no, fun no, health yes, rest no; neutral
+- lie in a hammock and doze off: filling no, people no, fun no, health no, rest yes; neutral
+- sort receipts for the accountant: filling no, people no, fun no, health no, rest no; neutral
+- pack up the belongings of a late uncle: filling no, people no, fun no, health no, rest no; sad
+- argue with a plumber about an overcharged bill: filling no, people yes, fun no, health no, rest no; angry
+";
+
+/// How the judgement questions are put: after the agent's context alone, or after
+/// [`JUDGE_EXAMPLES`] (`eval judge --prompt` compares them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JudgePrompt {
+    Plain,
+    Examples,
+}
+
+/// The judgement prompt a run uses.
+pub const RUN_JUDGE_PROMPT: JudgePrompt = JudgePrompt::Examples;
+
+impl std::str::FromStr for JudgePrompt {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "plain" => Ok(JudgePrompt::Plain),
+            "examples" => Ok(JudgePrompt::Examples),
+            other => Err(format!("unknown prompt `{other}` (plain, examples)")),
+        }
+    }
+}
+
+impl std::fmt::Display for JudgePrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            JudgePrompt::Plain => "plain",
+            JudgePrompt::Examples => "examples",
+        })
+    }
+}
+
+/// The system message of the judgement questions: the agent's context, after the solved
+/// examples when `prompt` says so.
+pub fn judgement_system(system: &str, prompt: JudgePrompt) -> String {
+    match prompt {
+        JudgePrompt::Plain => system.to_string(),
+        JudgePrompt::Examples => format!("{JUDGE_EXAMPLES}\n{system}"),
+    }
+}
+
 /// The questions a run asks about a new activity, in order: the emotion (when `ask_emotion`),
 /// then each need's yes/no ([`Need::ALL`] order), each keyed by its purpose (`emotion`,
 /// `need_fullness`, ...). `eval judge` asks exactly these.
@@ -63,7 +121,10 @@ pub fn judgement_requests(
     name: &str,
     activity: &str,
     ask_emotion: bool,
+    prompt: JudgePrompt,
 ) -> Vec<(String, Request)> {
+    let system = judgement_system(system, prompt);
+    let system = system.as_str();
     let doing = format!("{name} is doing: {activity}.");
     let mut requests = Vec::with_capacity(6);
     if ask_emotion {
@@ -170,11 +231,15 @@ pub async fn act(
         name,
         activity,
         !state.emotion_frozen,
+        RUN_JUDGE_PROMPT,
     ));
+    // The emoji question shares the judgements' system message, so the engine computes the
+    // "is doing" line once for all of them.
     let q = format!("{doing} Describe this activity with two emoji.");
+    let judging = judgement_system(system, RUN_JUDGE_PROMPT);
     requests.push((
         "emoji".into(),
-        mind.generate_request(chat(system, &q), ConstraintSpec::Emoji { count: 2 }, 24),
+        mind.generate_request(chat(&judging, &q), ConstraintSpec::Emoji { count: 2 }, 24),
     ));
     let mut results = mind.port.run(requests).await.into_iter();
     let mut next = || results.next().unwrap_or_else(missing);

@@ -51,6 +51,11 @@ pub struct JudgeArgs {
     /// Several, comma-separated, are scored from the same model answers.
     #[arg(long, default_value = "plain", value_delimiter = ',')]
     pub method: Vec<humanoid::eval::judge::Method>,
+    /// How the questions are put: plain (after the agent's context, as a run asks unless
+    /// told otherwise) or examples (after solved examples). Several, comma-separated, are
+    /// each asked in full. Default: a run's.
+    #[arg(long, value_delimiter = ',')]
+    pub prompt: Vec<humanoid::agent::act::JudgePrompt>,
     /// Activities per engine batch (six questions each).
     #[arg(long, default_value_t = 8)]
     pub batch: usize,
@@ -143,47 +148,58 @@ fn judge(a: JudgeArgs) -> Result<()> {
     };
     let minutes = clock::parse_time(&a.at)
         .ok_or_else(|| anyhow::anyhow!("--at {:?}: expected a time like \"10:00 am\"", a.at))?;
-    let ctx = JudgeContext {
-        world: &world,
-        agent,
-        date: world.start_date,
-        minutes,
-    };
     let (resolved, mut engine) = a.model.load()?;
     let model = resolved
         .path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
-        indicatif::ProgressStyle::with_template("judging {pos}/{len} activities {bar:30} {eta}")
-            .expect("a valid template"),
-    );
-    let reference = a
-        .method
-        .contains(&judge::Method::Calibrated)
-        .then(|| judge::content_free_reference(&mut engine, &ctx));
-    let asked = judge::ask_items(&mut engine, &ctx, &items, a.batch, &mut |n| {
-        bar.set_position(n as u64)
-    });
-    bar.finish_and_clear();
+    let prompts = if a.prompt.is_empty() {
+        vec![judge::RUN_JUDGE_PROMPT]
+    } else {
+        a.prompt.clone()
+    };
     let mut reports = Vec::new();
-    for &method in &a.method {
-        let judged = judge::decide(&items, &asked, method, reference.as_deref());
-        reports.push(JudgeReport {
-            model: model.clone(),
-            method,
-            agent: world.agents[agent].name.clone(),
-            at: format!(
-                "{} {}",
-                clock::format_date(world.start_date),
-                clock::format_time(minutes)
-            ),
-            items: items.len(),
-            fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
-            dimensions: judge::scores(&items, &judged),
-            judgements: judged,
+    for prompt in prompts {
+        let ctx = JudgeContext {
+            world: &world,
+            agent,
+            date: world.start_date,
+            minutes,
+            prompt,
+        };
+        let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "judging ({prompt}) {{pos}}/{{len}} activities {{bar:30}} {{eta}}"
+            ))
+            .expect("a valid template"),
+        );
+        let reference = a
+            .method
+            .contains(&judge::Method::Calibrated)
+            .then(|| judge::content_free_reference(&mut engine, &ctx));
+        let asked = judge::ask_items(&mut engine, &ctx, &items, a.batch, &mut |n| {
+            bar.set_position(n as u64)
         });
+        bar.finish_and_clear();
+        for &method in &a.method {
+            let judged = judge::decide(&items, &asked, method, reference.as_deref());
+            reports.push(JudgeReport {
+                model: model.clone(),
+                method,
+                prompt,
+                agent: world.agents[agent].name.clone(),
+                at: format!(
+                    "{} {}",
+                    clock::format_date(world.start_date),
+                    clock::format_time(minutes)
+                ),
+                items: items.len(),
+                fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
+                dimensions: judge::scores(&items, &judged),
+                judgements: judged,
+            });
+        }
     }
     if a.json {
         match reports.as_slice() {
@@ -201,8 +217,8 @@ fn judge(a: JudgeArgs) -> Result<()> {
 /// The judge report as text: the scores per labelled dimension, or the judgements.
 fn judge_table(r: &humanoid::eval::judge::JudgeReport) -> String {
     let mut s = format!(
-        "{} activities judged by {} ({}) as {} at {}; {} fallbacks\n",
-        r.items, r.model, r.method, r.agent, r.at, r.fallbacks
+        "{} activities judged by {} ({}, {} questions) as {} at {}; {} fallbacks\n",
+        r.items, r.model, r.method, r.prompt, r.agent, r.at, r.fallbacks
     );
     if r.dimensions.is_empty() {
         s.push_str("activity | fullness social fun health energy (P(yes)) | emotion\n");

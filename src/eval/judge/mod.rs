@@ -18,7 +18,8 @@ use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::error::{EvalError, Result};
-use crate::agent::act::{emotion_labels, judgement_requests};
+pub use crate::agent::act::RUN_JUDGE_PROMPT;
+use crate::agent::act::{emotion_labels, judgement_requests, JudgePrompt};
 use crate::agent::context::system_prompt;
 use crate::agent::state::AgentState;
 use crate::llm::{Inference, Request, Response};
@@ -172,6 +173,8 @@ pub struct JudgeContext<'a> {
     pub date: NaiveDate,
     /// Minutes after midnight.
     pub minutes: u32,
+    /// How the questions are put (a run's: [`RUN_JUDGE_PROMPT`]).
+    pub prompt: JudgePrompt,
 }
 
 impl JudgeContext<'_> {
@@ -243,7 +246,7 @@ fn ask(
     let mut requests: Vec<Request> = Vec::new();
     for a in activities {
         requests.extend(
-            judgement_requests(&system, ctx.name(), a, true)
+            judgement_requests(&system, ctx.name(), a, true, ctx.prompt)
                 .into_iter()
                 .map(|(_, r)| r),
         );
@@ -380,6 +383,8 @@ pub fn decide(
 pub struct JudgeReport {
     pub model: String,
     pub method: Method,
+    /// How the questions were put.
+    pub prompt: JudgePrompt,
     pub agent: String,
     /// "Tuesday Jan 03 2023 10:00 am".
     pub at: String,
