@@ -405,25 +405,41 @@ fn nested_shared_prefixes_are_computed_once_and_change_nothing() {
     let separately = alone(&mut e, &reqs);
     // The ideal cost: each distinct token prefix of the batch computed once (the questions
     // start with different words, so no shorter shared run is left out).
+    let ids: Vec<Vec<u32>> = reqs
+        .iter()
+        .map(|r| match r {
+            Request::Choose(c) => e.prompt_tokens(&c.prompt).unwrap(),
+            Request::Generate(g) => e.prompt_tokens(&g.prompt).unwrap(),
+        })
+        .collect();
     let mut prefixes = std::collections::HashSet::new();
-    for r in &reqs {
-        let p = match r {
-            Request::Choose(c) => &c.prompt,
-            Request::Generate(g) => &g.prompt,
-        };
-        let ids = e.prompt_tokens(p).unwrap();
-        for k in 1..=ids.len() {
-            prefixes.insert(ids[..k].to_vec());
+    for p in &ids {
+        for k in 1..=p.len() {
+            prefixes.insert(p[..k].to_vec());
         }
     }
+    // What the five "is doing" requests share.
+    let doing_len = (0..ids[0].len())
+        .take_while(|&k| ids[..5].iter().all(|p| p.get(k) == ids[0].get(k)))
+        .count();
     e.clear_prefix_cache();
     let before = e.stats().clone();
-    let together = texts(e.run(reqs, |_| {}));
-    let after = e.stats();
-    let computed = (after.prompt_tokens - before.prompt_tokens)
-        - (after.reused_prompt_tokens - before.reused_prompt_tokens);
+    let computed = |e: &mut Engine, reqs: Vec<Request>| {
+        let before = e.stats().clone();
+        let out = texts(e.run(reqs, |_| {}));
+        let after = e.stats();
+        let n = (after.prompt_tokens - before.prompt_tokens)
+            - (after.reused_prompt_tokens - before.reused_prompt_tokens);
+        (out, n as usize)
+    };
+    let (together, first) = computed(&mut e, reqs.clone());
     assert_eq!(together, separately);
-    assert_eq!(computed as usize, prefixes.len());
+    assert_eq!(first, prefixes.len());
+    // Again: the context and the shared "is doing" line come from the prefix cache, and only
+    // each request's own question is computed.
+    let (again, second) = computed(&mut e, reqs);
+    assert_eq!(again, separately);
+    assert_eq!(second, prefixes.len() - doing_len);
 }
 
 #[test]

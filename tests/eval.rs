@@ -297,7 +297,7 @@ fn eval_export_and_score_a_real_run() {
 
 /// `eval judge` on the real fast model: the figures of its JSON agree with its own
 /// judgements and the labels (computed here independently), both methods come from one set
-/// of answers, and a broken CSV is refused naming line and column before any model loads.
+/// of answers per prompt, the solved examples change the answers, and a broken CSV is refused naming line and column before any model loads.
 #[test]
 fn eval_judge_scores_a_label_csv_on_a_real_model() {
     let tmp = tempfile::tempdir().unwrap();
@@ -314,11 +314,15 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
         csv.to_str().unwrap(),
         "--method",
         "plain,calibrated",
+        "--prompt",
+        "plain,examples",
         "--json",
     ]);
     let reports: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
-    let reports = reports.as_array().expect("one report per method");
-    assert_eq!(reports.len(), 2);
+    let reports = reports
+        .as_array()
+        .expect("one report per prompt and method");
+    assert_eq!(reports.len(), 4);
     let labels: Vec<Vec<&str>> = some[1..].iter().map(|l| l.split(',').collect()).collect();
     for r in reports {
         assert_eq!(r["items"], 12);
@@ -366,8 +370,21 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
             .sum();
         assert_eq!(confusion_total, 12);
     }
-    assert_eq!(reports[0]["method"], "plain");
-    assert_eq!(reports[1]["method"], "calibrated");
+    let keys: Vec<(&str, &str)> = reports
+        .iter()
+        .map(|r| (r["prompt"].as_str().unwrap(), r["method"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("plain", "plain"),
+            ("plain", "calibrated"),
+            ("examples", "plain"),
+            ("examples", "calibrated")
+        ]
+    );
+    // The examples are really in the prompt: the model's answers move.
+    assert_ne!(reports[0]["judgements"], reports[2]["judgements"]);
     // Without labels: the judgements are printed.
     let bare = tmp.path().join("bare.csv");
     std::fs::write(&bare, "activity\neat lunch at the cafe\ngo to sleep\n").unwrap();

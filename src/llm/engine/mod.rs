@@ -407,11 +407,21 @@ impl Engine {
                             .reused_prompt_tokens
                             .saturating_sub(computed as u64);
                         for &c in &node.children {
-                            let child = &tree[c];
+                            // A child continues its parent's prefix, or a longer one an
+                            // earlier call left in the cache (an agent's unchanged context).
+                            let lead = &lead_tokens[c];
+                            let (found, hit) =
+                                self.prefix_cache.lookup(lead, self.opts.min_shared_prefix);
+                            let (from, start) = if hit > node.len {
+                                (found, hit)
+                            } else {
+                                (prefix.clone(), node.len)
+                            };
+                            cached[c] = start - node.len;
                             spawned.push(Seq {
                                 role: Role::Prefix { group: c },
-                                cache: self.cache_from(prefix.clone(), child.len),
-                                pending: lead_tokens[c][node.len..].to_vec(),
+                                cache: self.cache_from(from, lead.len()),
+                                pending: lead[start..].to_vec(),
                                 want: LogitsFor::None,
                             });
                         }
