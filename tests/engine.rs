@@ -437,9 +437,20 @@ fn nested_shared_prefixes_are_computed_once_and_change_nothing() {
     assert_eq!(first, prefixes.len());
     // Again: the context and the shared "is doing" line come from the prefix cache, and only
     // each request's own question is computed.
+    let where_to = reqs[5].clone();
     let (again, second) = computed(&mut e, reqs);
     assert_eq!(again, separately);
     assert_eq!(second, prefixes.len() - doing_len);
+    // A question alone (in no shared prefix) leaves its context in the cache too: asked
+    // again, only its last token is computed.
+    e.clear_prefix_cache();
+    let (alone_once, n1) = computed(&mut e, vec![where_to.clone()]);
+    let (alone_twice, n2) = computed(&mut e, vec![where_to]);
+    assert_eq!(
+        (alone_once, n1),
+        (vec![separately[5].clone()], ids[5].len())
+    );
+    assert_eq!((alone_twice, n2), (vec![separately[5].clone()], 1));
 }
 
 #[test]

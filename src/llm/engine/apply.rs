@@ -132,6 +132,7 @@ impl Engine {
                     options,
                     logp,
                     remaining,
+                    keep,
                     ..
                 } = &mut slots[req]
                 else {
@@ -139,6 +140,9 @@ impl Engine {
                 };
                 let row = &rows[..vocab];
                 let prefix = seq.cache.share();
+                if let Some(tokens) = keep.take() {
+                    self.prefix_cache.insert(&tokens, prefix.clone());
+                }
                 for (k, opt) in options.iter().enumerate() {
                     logp[k] = log_prob(row, opt[0] as usize);
                     if opt.len() > 1 {

@@ -112,6 +112,9 @@ enum Slot {
         logp: Vec<f32>,
         remaining: usize,
         prompt_len: usize,
+        /// The prompt, for a request outside the batch's prefix tree: its KV goes into the
+        /// prefix cache once computed, so a later question in the same context reuses it.
+        keep: Option<Vec<u32>>,
     },
     Done,
 }
@@ -293,6 +296,9 @@ impl Engine {
         }
         for i in 0..n {
             if !in_tree[i] {
+                if let (Slot::Choose { keep, .. }, Some(p)) = (&mut slots[i], &prompts[i]) {
+                    *keep = Some(p.clone());
+                }
                 if let Some(p) = prompts[i].take() {
                     let seq = self.start_seq(&requests[i], i, p, SharedPrefix::default());
                     seqs.push(seq);
@@ -517,6 +523,7 @@ impl Engine {
                         logp: vec![0.0; k],
                         remaining: k,
                         prompt_len: tokens.len(),
+                        keep: None,
                     },
                 ))
             }
