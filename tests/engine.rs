@@ -423,7 +423,6 @@ fn nested_shared_prefixes_are_computed_once_and_change_nothing() {
         .take_while(|&k| ids[..5].iter().all(|p| p.get(k) == ids[0].get(k)))
         .count();
     e.clear_prefix_cache();
-    let before = e.stats().clone();
     let computed = |e: &mut Engine, reqs: Vec<Request>| {
         let before = e.stats().clone();
         let out = texts(e.run(reqs, |_| {}));
