@@ -60,6 +60,41 @@ unsafe fn q6k_values(b: *const u8, h: usize) -> [__m256i; 4] {
     ]
 }
 
+/// One Q4_K block's contribution added to a row's f32 lanes: its integer sums (8 lanes)
+/// scaled by `d`, less the sub-block minimums (`mv`, against the activations' sums of 16)
+/// scaled by `dmin`. Shared by the AVX-512 kernel, so both give the same bits.
+#[inline(always)]
+pub(super) unsafe fn q4k_block_sum(
+    acc: __m256,
+    isum: __m256i,
+    xb: &BlockQ8K,
+    d: f32,
+    dmin: f32,
+    mv: __m256i,
+) -> __m256 {
+    let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
+    let msum = _mm256_madd_epi16(bs, mv);
+    let a = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), _mm256_cvtepi32_ps(isum), acc);
+    _mm256_fnmadd_ps(_mm256_set1_ps(dmin * xb.d), _mm256_cvtepi32_ps(msum), a)
+}
+
+/// One Q6_K block's contribution added to a row's f32 lanes: its integer sums (8 lanes) less
+/// the 32 offset of the 6-bit values (the sub-block scales `s16` against the activations'
+/// sums of 16), scaled by `d`. Shared by the AVX-512 kernel.
+#[inline(always)]
+pub(super) unsafe fn q6k_block_sum(
+    acc: __m256,
+    isum: __m256i,
+    xb: &BlockQ8K,
+    d: f32,
+    s16: __m256i,
+) -> __m256 {
+    let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
+    let bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, s16), 5);
+    let t = _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, bias));
+    _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), t, acc)
+}
+
 /// Q4_K row × `R` activation rows (`x` row r's blocks at `r * nb`; `w` repacked).
 #[inline(always)]
 unsafe fn q4k<const R: usize, const VNNI: bool>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
@@ -83,15 +118,7 @@ unsafe fn q4k<const R: usize, const VNNI: bool>(w: &[u8], x: &[BlockQ8K], nb: us
             }
         }
         for r in 0..R {
-            let xb = x.get_unchecked(r * nb + i);
-            let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
-            let msum = _mm256_madd_epi16(bs, mv);
-            let a = _mm256_fmadd_ps(
-                _mm256_set1_ps(d * xb.d),
-                _mm256_cvtepi32_ps(isum[r]),
-                acc[r],
-            );
-            acc[r] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * xb.d), _mm256_cvtepi32_ps(msum), a);
+            acc[r] = q4k_block_sum(acc[r], isum[r], x.get_unchecked(r * nb + i), d, dmin, mv);
         }
     }
     acc.map(|a| hsum(a))
@@ -121,11 +148,7 @@ unsafe fn q6k<const R: usize, const VNNI: bool>(w: &[u8], x: &[BlockQ8K], nb: us
             }
         }
         for r in 0..R {
-            let xb = x.get_unchecked(r * nb + i);
-            let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
-            let bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, s16), 5);
-            let t = _mm256_cvtepi32_ps(_mm256_sub_epi32(isum[r], bias));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), t, acc[r]);
+            acc[r] = q6k_block_sum(acc[r], isum[r], x.get_unchecked(r * nb + i), d, s16);
         }
     }
     acc.map(|a| hsum(a))

@@ -10,6 +10,7 @@
 
 use super::avx2::hsum;
 use super::kquant::{f32_at, BlockQ8K};
+use super::kquant_avx2::{q4k_block_sum, q6k_block_sum};
 use std::arch::x86_64::*;
 
 #[inline(always)]
@@ -21,6 +22,22 @@ unsafe fn load256(p: *const u8) -> __m256i {
 unsafe fn load512(p: *const u8) -> __m512i {
     _mm512_loadu_si512(p as *const __m512i)
 }
+
+/// The Q6_K scale index of each 16-bit lane for the block's four 64-value steps:
+/// 4p + lane / 8 (one scale per 16 values: 8 lanes of 16 bits, as `maddubs` pairs them).
+const SCALE_LANES: [[i16; 32]; 4] = {
+    let mut t = [[0i16; 32]; 4];
+    let mut p = 0;
+    while p < 4 {
+        let mut l = 0;
+        while l < 32 {
+            t[p][l] = (4 * p + l / 8) as i16;
+            l += 1;
+        }
+        p += 1;
+    }
+    t
+};
 
 /// `[lo | hi]` as one 512-bit vector.
 #[inline(always)]
@@ -62,14 +79,7 @@ unsafe fn q4k<const R: usize>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
         }
         for r in 0..R {
             let xb = x.get_unchecked(r * nb + i);
-            let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
-            let msum = _mm256_madd_epi16(bs, mv);
-            let a = _mm256_fmadd_ps(
-                _mm256_set1_ps(d * xb.d),
-                _mm256_cvtepi32_ps(fold(isum[r])),
-                acc[r],
-            );
-            acc[r] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * xb.d), _mm256_cvtepi32_ps(msum), a);
+            acc[r] = q4k_block_sum(acc[r], fold(isum[r]), xb, d, dmin, mv);
         }
     }
     acc.map(|a| hsum(a))
@@ -80,11 +90,8 @@ unsafe fn q4k<const R: usize>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
 unsafe fn q6k<const R: usize>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
     let m4 = _mm512_set1_epi8(0x0F);
     let m2 = _mm512_set1_epi8(3);
-    // Scale index of each 16-bit lane for the four 64-value steps: 4p + lane / 8.
-    let idx: [__m512i; 4] = std::array::from_fn(|p| {
-        let lanes: [i16; 32] = std::array::from_fn(|l| (4 * p + l / 8) as i16);
-        _mm512_loadu_si512(lanes.as_ptr() as *const __m512i)
-    });
+    let idx: [__m512i; 4] =
+        std::array::from_fn(|p| _mm512_loadu_si512(SCALE_LANES[p].as_ptr() as *const __m512i));
     let mut acc = [_mm256_setzero_ps(); R];
     for i in 0..nb {
         let b = w.as_ptr().add(228 * i);
@@ -117,10 +124,7 @@ unsafe fn q6k<const R: usize>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
         }
         for r in 0..R {
             let xb = x.get_unchecked(r * nb + i);
-            let bs = _mm256_loadu_si256(xb.bsums.as_ptr() as *const __m256i);
-            let bias = _mm256_slli_epi32(_mm256_madd_epi16(bs, s16), 5);
-            let t = _mm256_cvtepi32_ps(_mm256_sub_epi32(fold(isum[r]), bias));
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), t, acc[r]);
+            acc[r] = q6k_block_sum(acc[r], fold(isum[r]), xb, d, s16);
         }
     }
     acc.map(|a| hsum(a))
