@@ -135,7 +135,7 @@ fn f16_at(b: &[u8], at: usize) -> f32 {
 
 /// The eight 6-bit scales and eight 6-bit mins of a Q4_K block from its 12 packed bytes.
 #[inline(always)]
-fn q4k_scales_mins(s: &[u8]) -> ([u8; 8], [u8; 8]) {
+pub(super) fn q4k_scales_mins(s: &[u8]) -> ([u8; 8], [u8; 8]) {
     let mut sc = [0u8; 8];
     let mut m = [0u8; 8];
     for j in 0..4 {

@@ -199,6 +199,15 @@ fn has_avxvnni() -> bool {
     })
 }
 
+/// Whether Q4_K matrices are multiplied on AMX tiles ([`kquant_amx`]); decided once, at the
+/// first load, from the CPU and the OS's permission (`HUMANOID_NO_AMX` turns it off).
+pub fn has_amx() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return kquant_amx::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// AVX-512 BW and VNNI for the K-quant dots (64 values a step), unless `HUMANOID_NO_AVX512`
 /// is set (to compare with the 256-bit path; the two give the same bits).
 #[cfg(target_arch = "x86_64")]
@@ -217,6 +226,8 @@ fn has_avx512() -> bool {
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 pub mod kquant;
+#[cfg(target_arch = "x86_64")]
+pub mod kquant_amx;
 #[cfg(target_arch = "x86_64")]
 mod kquant_avx2;
 #[cfg(target_arch = "x86_64")]

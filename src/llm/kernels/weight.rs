@@ -26,6 +26,13 @@ pub enum Weight {
         cols: usize,
         bytes: Vec<u8>,
     },
+    /// Q4_K blocks repacked into panels of 16 rows for the AMX tiles (`kquant_amx`); built only
+    /// where [`super::has_amx`] holds.
+    Q4KTiles {
+        rows: usize,
+        cols: usize,
+        bytes: Vec<u8>,
+    },
     /// Matrices of the same width stacked by rows, in formats that differ (e.g. a Q4_K query
     /// projection above a Q6_K value projection).
     Stacked { cols: usize, parts: Vec<Weight> },
@@ -93,13 +100,27 @@ impl Weight {
                 bytes,
             };
         }
+        // Panels concatenate where no part has padding rows.
+        if all(|p| matches!(p, Weight::Q4KTiles { rows, .. } if rows % 16 == 0)) {
+            let bytes = parts
+                .into_iter()
+                .flat_map(|p| match p {
+                    Weight::Q4KTiles { bytes, .. } => bytes,
+                    _ => unreachable!(),
+                })
+                .collect();
+            return Weight::Q4KTiles { rows, cols, bytes };
+        }
         Weight::Stacked { cols, parts }
     }
 
     /// Output features.
     pub fn rows(&self) -> usize {
         match self {
-            Weight::Q8 { rows, .. } | Weight::F32 { rows, .. } | Weight::K { rows, .. } => *rows,
+            Weight::Q8 { rows, .. }
+            | Weight::F32 { rows, .. }
+            | Weight::K { rows, .. }
+            | Weight::Q4KTiles { rows, .. } => *rows,
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::rows).sum(),
         }
     }
@@ -110,6 +131,7 @@ impl Weight {
             Weight::Q8 { cols, .. }
             | Weight::F32 { cols, .. }
             | Weight::K { cols, .. }
+            | Weight::Q4KTiles { cols, .. }
             | Weight::Stacked { cols, .. } => *cols,
         }
     }
@@ -119,7 +141,7 @@ impl Weight {
         match self {
             Weight::Q8 { blocks, .. } => std::mem::size_of_val(blocks.as_slice()),
             Weight::F32 { data, .. } => data.len() * 4,
-            Weight::K { bytes, .. } => bytes.len(),
+            Weight::K { bytes, .. } | Weight::Q4KTiles { bytes, .. } => bytes.len(),
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::size_bytes).sum(),
         }
     }
@@ -138,6 +160,12 @@ impl Weight {
                 let rb = cols / kquant::QK_K * kind.block_bytes();
                 kquant::dequantize_row(*kind, &bytes[r * rb..(r + 1) * rb], out)
             }
+            #[cfg(target_arch = "x86_64")]
+            Weight::Q4KTiles { cols, bytes, .. } => {
+                super::kquant_amx::dequantize_row(bytes, *cols, r, out)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Weight::Q4KTiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
             Weight::Stacked { parts, .. } => {
                 let mut r = r;
                 for p in parts {
@@ -211,6 +239,27 @@ impl Weight {
                     }
                 });
             }
+            #[cfg(target_arch = "x86_64")]
+            Weight::Q4KTiles { bytes, .. } => {
+                use super::kquant_amx::{self as amx, PANEL, PANEL_BLOCK_BYTES};
+                let nb = k / kquant::QK_K;
+                let mut xq = vec![kquant::BlockQ8K::default(); t * nb];
+                xq.par_chunks_mut(nb)
+                    .zip(x.par_chunks(k))
+                    .for_each(|(b, r)| kquant::quantize_row_q8k(r, b));
+                let sums = amx::row_sums(&xq);
+                let yp = SendPtr(y.as_mut_ptr());
+                let panels = n_out.div_ceil(PANEL);
+                par_over_rows(panels, t * PANEL, nb * PANEL_BLOCK_BYTES, |p0, p1| {
+                    // SAFETY: the tiles exist only where `has_amx` holds; each task writes
+                    // only its panels' columns of y.
+                    unsafe {
+                        amx::matmul_panels(bytes, nb, &xq, &sums, t, (yp.get(), n_out), (p0, p1))
+                    }
+                });
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Weight::Q4KTiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
             Weight::Q8 { blocks, .. } => {
                 let nb = k / QK;
                 let mut xq = vec![BlockQ8::default(); t * nb];
