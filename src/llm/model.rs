@@ -587,11 +587,12 @@ fn weight_from_raw(m: RawMatrix) -> std::result::Result<Weight, String> {
     if let Some(kind) = kind {
         if m.cols.is_multiple_of(kernels::kquant::QK_K) {
             #[cfg(target_arch = "x86_64")]
-            if kind == kernels::KQuant::Q4K && kernels::has_amx() {
-                return Ok(Weight::Q4KTiles {
+            if kernels::has_amx() {
+                return Ok(Weight::Tiles {
+                    kind,
                     rows: m.rows,
                     cols: m.cols,
-                    bytes: kernels::kquant_amx::repack(&m.bytes, m.rows, m.cols),
+                    bytes: kernels::kquant_amx::repack(kind, &m.bytes, m.rows, m.cols),
                 });
             }
             return Ok(Weight::K {

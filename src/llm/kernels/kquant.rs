@@ -114,6 +114,16 @@ impl Default for BlockQ8K {
 /// half away from zero.
 pub fn quantize_row_q8k(x: &[f32], out: &mut [BlockQ8K]) {
     debug_assert_eq!(x.len(), out.len() * QK_K);
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() {
+        // SAFETY: the CPU has AVX-512.
+        return unsafe { super::kquant_avx512::quantize_row_q8k(x, out) };
+    }
+    quantize_row_q8k_scalar(x, out)
+}
+
+/// [`quantize_row_q8k`] one value at a time.
+pub fn quantize_row_q8k_scalar(x: &[f32], out: &mut [BlockQ8K]) {
     for (blk, xs) in out.iter_mut().zip(x.chunks_exact(QK_K)) {
         let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
         let d = amax / 127.0;
@@ -424,6 +434,25 @@ mod tests {
     #[test]
     fn q6k_kernels_agree_with_dequantized_weights_and_each_other() {
         check(KQuant::Q6K);
+    }
+
+    #[test]
+    fn q8k_quantization_is_the_same_bits_on_every_path() {
+        // A block of half-way points of both signs (its scale is 1), a random one and zeros.
+        let mut x = lcg(5, 3 * QK_K);
+        for (i, v) in x.iter_mut().enumerate().take(QK_K) {
+            *v = (i as f32 - 128.0) * 0.5;
+        }
+        x[QK_K - 1] = 127.0;
+        x[2 * QK_K..].iter_mut().for_each(|v| *v = 0.0);
+        let (mut a, mut b) = (vec![BlockQ8K::default(); 3], vec![BlockQ8K::default(); 3]);
+        quantize_row_q8k(&x, &mut a);
+        quantize_row_q8k_scalar(&x, &mut b);
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!(a.d.to_bits(), b.d.to_bits());
+            assert_eq!(a.qs, b.qs);
+            assert_eq!(a.bsums, b.bsums);
+        }
     }
 
     #[test]

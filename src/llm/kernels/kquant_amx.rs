@@ -1,32 +1,57 @@
-//! Q4_K matmul on AMX-INT8 tiles (Intel Xeon from Sapphire Rapids on), used for every batch
-//! size so that a row's result does not depend on its batch.
+//! K-quant matmul on AMX-INT8 tiles (Intel Xeon from Sapphire Rapids on), used for every
+//! batch size of a matrix so that a row's result does not depend on its batch.
 //!
 //! Weights are repacked at load into panels of 16 rows (the last one padded with zero rows).
-//! Per panel and block of 256 values, 2,432 bytes (the file's blocks take 2,304):
-//! - `qs: [u8; 2048]`: per pair `j` of sub-blocks (2j, 2j+1), 512 bytes in the tile multiply's
-//!   order: byte `64·kk + 4·n + e` holds value `4·kk + e` of row `n`'s sub-block 2j in its low
-//!   nibble and of sub-block 2j+1 in its high nibble (a permutation of the file's bytes);
-//! - `d: [f32; 16]`, `dmin: [f32; 16]`, then `sc: [[u8; 16]; 8]` and `m: [[u8; 16]; 8]`, the
-//!   sub-blocks' 6-bit scales and mins, row by row.
+//! A panel's block of 256 values holds its values in the tile multiply's order: for each
+//! sub-block `g` (the values that share a scale), byte `64·kk + 4·n + e` is value `4·kk + e`
+//! of row `n`. Then the rows' scales.
+//! - Q4_K (sub-blocks of 32), 2,432 bytes (the file's 16 blocks: 2,304): `qs: [u8; 2048]`,
+//!   sub-blocks 2j and 2j+1 in the low and high nibbles of the 512 bytes at `512·j` (a
+//!   permutation of the file's bytes); `d, dmin: [f32; 16]`; `sc, m: [[u8; 16]; 8]`.
+//! - Q6_K (sub-blocks of 16), 4,416 bytes (the file's: 3,360): `q: [u8; 4096]`, one 6-bit value
+//!   a byte, sub-block g at `256·g`; `d: [f32; 16]`; `sc: [[i8; 16]; 16]`.
 //!
 //! A sub-block's integer dots for up to 16 activation rows × 16 weight rows are one `tdpbsud`
-//! (signed activations × unsigned 4-bit values, 32 deep, exact). Each row then takes the same
-//! f32 steps whatever the batch: per sub-block, `acc += (dot·xd)·(d·sc) − (d_min·m)·(xd·Σx)`.
-//! The tile instructions are written as inline assembly (Rust has no stable AMX intrinsics).
+//! (signed activations × unsigned values, exact). Fewer than [`VECTOR_BELOW`] rows take the
+//! same integers from AVX-512 VNNI. Each row then takes the same f32 steps whatever the
+//! batch, per sub-block: `acc += (dot·xd)·mul − off·(xd·Σx)`, with `mul = d·sc` and
+//! `off = d_min·m` (Q4_K) or `32·d·sc` (Q6_K, whose values are offset by 32).
+//! The tile instructions are inline assembly (Rust has no stable AMX intrinsics).
 
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use super::kquant::{BlockQ8K, QK_K};
+use super::kquant::{BlockQ8K, KQuant, QK_K};
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
+
+/// Batches of fewer rows take the sub-block dots from AVX-512 VNNI instead of the tiles (the
+/// same integers, so the same bits; one row decodes faster without the tile round trip).
+pub const VECTOR_BELOW: usize = 4;
+
 /// Bytes of one panel's block of 256 values.
-pub const PANEL_BLOCK_BYTES: usize = 2048 + 64 + 64 + 128 + 128;
-const D_AT: usize = 2048;
-const DMIN_AT: usize = 2112;
-const SC_AT: usize = 2176;
-const M_AT: usize = 2304;
+pub const fn panel_block_bytes(kind: KQuant) -> usize {
+    match kind {
+        KQuant::Q4K => 2048 + 64 + 64 + 128 + 128,
+        KQuant::Q6K => 4096 + 64 + 256,
+    }
+}
+
+/// Sub-blocks per 256 values and values per sub-block.
+const fn subs(kind: KQuant) -> (usize, usize) {
+    match kind {
+        KQuant::Q4K => (8, 32),
+        KQuant::Q6K => (16, 16),
+    }
+}
+
+const Q4_D: usize = 2048;
+const Q4_DMIN: usize = 2112;
+const Q4_SC: usize = 2176;
+const Q4_M: usize = 2304;
+const Q6_D: usize = 4096;
+const Q6_SC: usize = 4160;
 
 /// Whether the CPU has AMX-INT8 and the OS lets this process use the tiles (Linux asks for
 /// the permission once, `arch_prctl(ARCH_REQ_XCOMP_PERM)`). `HUMANOID_NO_AMX` turns it off.
@@ -39,10 +64,7 @@ pub fn available() -> bool {
         }
         let leaf = __cpuid_count(7, 0);
         let (tile, int8) = (leaf.edx >> 24 & 1 == 1, leaf.edx >> 25 & 1 == 1);
-        if !(tile && int8) {
-            return false;
-        }
-        request_tiles()
+        tile && int8 && request_tiles()
     })
 }
 
@@ -51,13 +73,7 @@ fn request_tiles() -> bool {
     const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
     const XFEATURE_XTILEDATA: libc::c_long = 18;
     // SAFETY: a plain system call with integer arguments.
-    unsafe {
-        libc::syscall(
-            libc::SYS_arch_prctl,
-            ARCH_REQ_XCOMP_PERM,
-            XFEATURE_XTILEDATA,
-        ) == 0
-    }
+    unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -65,29 +81,51 @@ fn request_tiles() -> bool {
     false
 }
 
-/// The file's Q4_K blocks (`rows × cols/256` of 144 bytes) as panels.
-pub fn repack(file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
-    let nb = cols / QK_K;
+fn f16_at(b: &[u8], at: usize) -> f32 {
+    half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32()
+}
+
+fn f32_at(b: &[u8], at: usize) -> f32 {
+    f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The file's blocks of `kind` (`rows × cols/256`, row-major) as panels.
+pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
+    let (nb, fb, pb) = (cols / QK_K, kind.file_block_bytes(), panel_block_bytes(kind));
     let panels = rows.div_ceil(PANEL);
-    let mut out = vec![0u8; panels * nb * PANEL_BLOCK_BYTES];
+    let mut out = vec![0u8; panels * nb * pb];
     for p in 0..panels {
         for i in 0..nb {
-            let o = &mut out[(p * nb + i) * PANEL_BLOCK_BYTES..][..PANEL_BLOCK_BYTES];
+            let o = &mut out[(p * nb + i) * pb..][..pb];
             for n in 0..PANEL.min(rows - p * PANEL) {
-                let b = &file[((p * PANEL + n) * nb + i) * 144..][..144];
-                let (sc, m) = super::kquant::q4k_scales_mins(&b[4..16]);
-                let f = |at: usize| half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
-                o[D_AT + 4 * n..][..4].copy_from_slice(&f(0).to_le_bytes());
-                o[DMIN_AT + 4 * n..][..4].copy_from_slice(&f(2).to_le_bytes());
-                for s in 0..8 {
-                    o[SC_AT + 16 * s + n] = sc[s];
-                    o[M_AT + 16 * s + n] = m[s];
-                }
-                let qs = &b[16..144];
-                for j in 0..4 {
-                    for kk in 0..8 {
-                        for e in 0..4 {
-                            o[512 * j + 64 * kk + 4 * n + e] = qs[32 * j + 4 * kk + e];
+                let b = &file[((p * PANEL + n) * nb + i) * fb..][..fb];
+                match kind {
+                    KQuant::Q4K => {
+                        let (sc, m) = super::kquant::q4k_scales_mins(&b[4..16]);
+                        o[Q4_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 0).to_le_bytes());
+                        o[Q4_DMIN + 4 * n..][..4].copy_from_slice(&f16_at(b, 2).to_le_bytes());
+                        for g in 0..8 {
+                            o[Q4_SC + 16 * g + n] = sc[g];
+                            o[Q4_M + 16 * g + n] = m[g];
+                        }
+                        for j in 0..4 {
+                            for v in 0..32 {
+                                o[512 * j + 64 * (v / 4) + 4 * n + v % 4] = b[16 + 32 * j + v];
+                            }
+                        }
+                    }
+                    KQuant::Q6K => {
+                        o[Q6_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 208).to_le_bytes());
+                        for g in 0..16 {
+                            o[Q6_SC + 16 * g + n] = b[192 + g];
+                        }
+                        let (ql, qh) = (&b[..128], &b[128..192]);
+                        for v in 0..QK_K {
+                            let (h, k, l) = (v / 128, v % 128 / 32, v % 32);
+                            let low = ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 15;
+                            let high = qh[32 * h + l] >> (2 * k) & 3;
+                            let (g, u) = (v / 16, v % 16);
+                            o[256 * g + 64 * (u / 4) + 4 * n + u % 4] = low | high << 4;
                         }
                     }
                 }
@@ -98,58 +136,72 @@ pub fn repack(file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
 }
 
 /// Row `r` of a repacked matrix as f32.
-pub fn dequantize_row(bytes: &[u8], cols: usize, r: usize, out: &mut [f32]) {
-    let nb = cols / QK_K;
+pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &mut [f32]) {
+    let (nb, pb) = (cols / QK_K, panel_block_bytes(kind));
     let (p, n) = (r / PANEL, r % PANEL);
     for (i, o) in out.chunks_exact_mut(QK_K).enumerate().take(nb) {
-        let b = &bytes[(p * nb + i) * PANEL_BLOCK_BYTES..][..PANEL_BLOCK_BYTES];
-        let f = |at: usize| f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        let (d, dmin) = (f(D_AT + 4 * n), f(DMIN_AT + 4 * n));
-        for s in 0..8 {
-            let (sc, m) = (b[SC_AT + 16 * s + n] as f32, b[M_AT + 16 * s + n] as f32);
-            for l in 0..32 {
-                let byte = b[512 * (s / 2) + 64 * (l / 4) + 4 * n + l % 4];
-                let q = if s % 2 == 0 { byte & 15 } else { byte >> 4 };
-                o[32 * s + l] = d * sc * q as f32 - dmin * m;
+        let b = &bytes[(p * nb + i) * pb..][..pb];
+        match kind {
+            KQuant::Q4K => {
+                let (d, dmin) = (f32_at(b, Q4_D + 4 * n), f32_at(b, Q4_DMIN + 4 * n));
+                for g in 0..8 {
+                    let (sc, m) = (b[Q4_SC + 16 * g + n] as f32, b[Q4_M + 16 * g + n] as f32);
+                    for l in 0..32 {
+                        let byte = b[512 * (g / 2) + 64 * (l / 4) + 4 * n + l % 4];
+                        let q = if g % 2 == 0 { byte & 15 } else { byte >> 4 };
+                        o[32 * g + l] = d * sc * q as f32 - dmin * m;
+                    }
+                }
+            }
+            KQuant::Q6K => {
+                let d = f32_at(b, Q6_D + 4 * n);
+                for g in 0..16 {
+                    let sc = b[Q6_SC + 16 * g + n] as i8 as f32;
+                    for u in 0..16 {
+                        let q = b[256 * g + 64 * (u / 4) + 4 * n + u % 4] as i32 - 32;
+                        o[16 * g + u] = d * sc * q as f32;
+                    }
+                }
             }
         }
     }
 }
 
-/// Per activation row and block, its scale and the scaled sums of each sub-block of 32:
-/// `[xd, xd·Σ sub 0, …, xd·Σ sub 7]`.
-pub fn row_sums(x: &[BlockQ8K]) -> Vec<[f32; 9]> {
+/// Per activation row and block, its scale then the scaled sums of each sub-block:
+/// `[xd, xd·Σ sub 0, …]`, 17 entries (Q4_K uses the first 9).
+pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<[f32; 17]> {
+    let per = subs(kind).1 / 16;
     x.iter()
         .map(|b| {
-            let mut s = [0f32; 9];
+            let mut s = [0f32; 17];
             s[0] = b.d;
-            for j in 0..8 {
-                s[1 + j] = b.d * (b.bsums[2 * j] as i32 + b.bsums[2 * j + 1] as i32) as f32;
+            for (g, v) in s[1..=QK_K / 16 / per].iter_mut().enumerate() {
+                let sum: i32 = b.bsums[per * g..per * (g + 1)].iter().map(|&v| v as i32).sum();
+                *v = b.d * sum as f32;
             }
             s
         })
         .collect()
 }
 
-/// The tile shapes: A (activations) `mr × 32` bytes in tmm0/tmm1, B (weights) `8 × 64` bytes
-/// in tmm2/tmm3, C (`mr × 16` i32) in tmm4/tmm5.
+/// The tile shapes for sub-blocks of `sub` values: A (activations) `mr × sub` bytes in
+/// tmm0/tmm1, B (weights) `sub/4 × 64` bytes in tmm2/tmm3, C (`mr × 16` i32) in tmm4/tmm5.
 #[repr(C, align(64))]
 struct TileConfig([u8; 64]);
 
 impl TileConfig {
-    fn new(mr: usize) -> Self {
+    fn new(mr: usize, sub: usize) -> Self {
         let mut c = [0u8; 64];
         c[0] = 1; // palette
-        let mut set = |t: usize, rows: usize, colsb: u16| {
-            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&colsb.to_le_bytes());
+        let mut set = |t: usize, rows: usize, colsb: usize| {
+            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&(colsb as u16).to_le_bytes());
             c[48 + t] = rows as u8;
         };
-        set(0, mr, 32);
-        set(1, mr, 32);
-        set(2, 8, 64);
-        set(3, 8, 64);
-        set(4, mr, 64);
-        set(5, mr, 64);
+        for t in 0..2 {
+            set(t, mr, sub);
+            set(2 + t, sub / 4, 64);
+            set(4 + t, mr, 64);
+        }
         Self(c)
     }
 }
@@ -157,68 +209,87 @@ impl TileConfig {
 #[repr(C, align(64))]
 struct Buf<const N: usize>([u8; N]);
 
-/// `y[r, 16·p + n]` for panels `p0..p1`, every row `r < t` of `x` (row r's blocks at `r·nb`).
+thread_local! {
+    /// Per thread, a panel's Q4_K blocks split into bytes (kept between calls).
+    static SCRATCH: std::cell::RefCell<Vec<Buf<4096>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What a call needs to know of the activations.
+pub struct Rows<'a> {
+    /// `t·nb` quantized blocks, row r's at `r·nb`.
+    pub x: &'a [BlockQ8K],
+    /// [`row_sums`] of `x`.
+    pub sums: &'a [[f32; 17]],
+    pub t: usize,
+}
+
+/// `y[r, 16·p + n]` for panels `p0..p1` and every row `r < t`.
 ///
 /// # Safety
-/// [`available`] must be true; `w` holds the panels, `x` and `sums` `t·nb` entries, and `y`
-/// points at a `t × n_out` matrix of which this call writes only its panels' columns.
+/// [`available`] must be true; `w` holds `kind`'s panels of `nb` blocks a row, and `y` points
+/// at a `t × n_out` matrix of which this call writes only its panels' columns.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn matmul_panels(
+    kind: KQuant,
     w: &[u8],
     nb: usize,
-    x: &[BlockQ8K],
-    sums: &[[f32; 9]],
-    t: usize,
+    rows: &Rows<'_>,
     (y, n_out): (*mut f32, usize),
     (p0, p1): (usize, usize),
 ) {
-    let stride = nb * std::mem::size_of::<BlockQ8K>();
-    let qs_at = std::mem::offset_of!(BlockQ8K, qs);
-    let mut bbuf = Buf::<1024>([0; 1024]);
+    let (nsub, sub) = subs(kind);
+    let pb = panel_block_bytes(kind);
+    let t = rows.t;
+    // Q4_K's nibbles are split into bytes once per panel for all its row tiles, unless the
+    // rows are too few for the tiles (the vector dots read the nibbles).
+    let split = kind == KQuant::Q4K && t >= VECTOR_BELOW;
+    SCRATCH.with_borrow_mut(|unpacked| {
+        if split && unpacked.len() < nb {
+            unpacked.resize_with(nb, || Buf([0; 4096]));
+        }
+    });
     let mut cbuf = Buf::<2048>([0; 2048]);
     let mut configured = 0;
+    let mut tiles: Vec<*const u8> = Vec::with_capacity(nb);
     for p in p0..p1 {
+        let panel = w.as_ptr().add(p * nb * pb);
+        tiles.clear();
+        if split {
+            SCRATCH.with_borrow_mut(|unpacked| {
+                for (i, u) in unpacked.iter_mut().take(nb).enumerate() {
+                    unpack_q4k(panel.add(i * pb), u);
+                    tiles.push(u.0.as_ptr());
+                }
+            });
+        } else {
+            tiles.extend((0..nb).map(|i| panel.add(i * pb)));
+        }
         let mut r0 = 0;
         while r0 < t {
             let mr = (t - r0).min(16);
             if mr != configured && mr >= VECTOR_BELOW {
-                let cfg = TileConfig::new(mr);
+                let cfg = TileConfig::new(mr, sub);
                 asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
                 configured = mr;
             }
-            let mut acc = [_mm512_setzero_ps(); 16];
-            for i in 0..nb {
-                let blk = w.as_ptr().add((p * nb + i) * PANEL_BLOCK_BYTES);
-                let d = _mm512_loadu_ps(blk.add(D_AT) as *const f32);
-                let dmin = _mm512_loadu_ps(blk.add(DMIN_AT) as *const f32);
-                let xa = (x.as_ptr().add(r0 * nb + i) as *const u8).add(qs_at);
-                for j in 0..4 {
-                    let q = blk.add(512 * j);
-                    if mr < VECTOR_BELOW {
-                        vector_dots(q, xa.add(64 * j), stride, mr, &mut cbuf);
-                    } else {
-                        tile_dots(q, xa.add(64 * j), stride, &mut bbuf, &mut cbuf);
-                    }
-                    for h in 0..2 {
-                        let s = 2 * j + h;
-                        let u8s = |at: usize| {
-                            _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(
-                                blk.add(at + 16 * s) as *const __m128i,
-                            )))
-                        };
-                        let dsc = _mm512_mul_ps(d, u8s(SC_AT));
-                        let dm = _mm512_mul_ps(dmin, u8s(M_AT));
-                        let c = cbuf.0.as_ptr().add(1024 * h) as *const __m512i;
-                        for (r, a) in acc.iter_mut().enumerate().take(mr) {
-                            let rs = sums.get_unchecked((r0 + r) * nb + i);
-                            let dot = _mm512_cvtepi32_ps(_mm512_load_si512(c.add(r)));
-                            let dot = _mm512_mul_ps(dot, _mm512_set1_ps(rs[0]));
-                            *a = _mm512_fmadd_ps(dot, dsc, *a);
-                            *a = _mm512_fnmadd_ps(dm, _mm512_set1_ps(rs[1 + s]), *a);
-                        }
-                    }
-                }
-            }
+            let job = RowTile {
+                kind,
+                nsub,
+                sub,
+                panel,
+                pb,
+                tiles: &tiles,
+                packed: kind == KQuant::Q4K && !split,
+                nb,
+                rows,
+                r0,
+                mr,
+            };
+            let acc = if mr == 16 {
+                job.run::<true>(&mut cbuf)
+            } else {
+                job.run::<false>(&mut cbuf)
+            };
             let cols = (n_out - p * PANEL).min(PANEL);
             let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
             for (r, a) in acc.iter().enumerate().take(mr) {
@@ -232,30 +303,110 @@ pub unsafe fn matmul_panels(
     }
 }
 
-/// Batches of fewer rows take the sub-block dots from AVX-512 VNNI instead of the tiles
-/// (the same exact integers, so the same bits; decoding one row is faster without the
-/// round trip through the tile buffers).
-const VECTOR_BELOW: usize = 4;
+/// Splits a Q4_K panel block's nibbles into the 8 sub-blocks' tiles of bytes.
+#[inline(always)]
+unsafe fn unpack_q4k(blk: *const u8, out: &mut Buf<4096>) {
+    let m4 = _mm512_set1_epi8(0x0F);
+    for j in 0..4 {
+        for v in 0..8 {
+            let b = _mm512_loadu_si512(blk.add(512 * j + 64 * v) as *const _);
+            let lo = _mm512_and_si512(b, m4);
+            let hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
+            _mm512_store_si512(out.0.as_mut_ptr().add(1024 * j + 64 * v) as *mut _, lo);
+            _mm512_store_si512(out.0.as_mut_ptr().add(1024 * j + 512 + 64 * v) as *mut _, hi);
+        }
+    }
+}
 
-/// The dots of sub-blocks 2j and 2j+1 (`q`: their 512 packed bytes) with 16 activation rows
-/// (`xa`: row 0's sub-block 2j, rows `stride` bytes apart) into `cbuf` as two `16 × 16` i32
-/// matrices, on the tiles.
+/// One panel against up to 16 activation rows.
+struct RowTile<'a> {
+    kind: KQuant,
+    nsub: usize,
+    sub: usize,
+    panel: *const u8,
+    pb: usize,
+    /// Per block, its sub-blocks' tiles of bytes (`16·sub` bytes each, in order), or for Q4_K
+    /// with fewer than [`VECTOR_BELOW`] rows its packed nibbles.
+    tiles: &'a [*const u8],
+    /// `tiles` are Q4_K's packed nibbles.
+    packed: bool,
+    nb: usize,
+    rows: &'a Rows<'a>,
+    r0: usize,
+    mr: usize,
+}
+
+impl RowTile<'_> {
+    /// The 16 rows' accumulators (rows past `mr` unused). `FULL`: `mr` is 16 (the loops
+    /// unroll and the accumulators stay in registers).
+    #[inline(always)]
+    unsafe fn run<const FULL: bool>(&self, cbuf: &mut Buf<2048>) -> [__m512; 16] {
+        let mr = if FULL { 16 } else { self.mr };
+        let stride = self.nb * std::mem::size_of::<BlockQ8K>();
+        let qs_at = std::mem::offset_of!(BlockQ8K, qs);
+        let tile_bytes = 16 * self.sub;
+        let mut acc = [_mm512_setzero_ps(); 16];
+        for i in 0..self.nb {
+            let blk = self.panel.add(i * self.pb);
+            let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
+            let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            for g in (0..self.nsub).step_by(2) {
+                let b = self.tiles[i].add(tile_bytes * g);
+                let a = xa.add(self.sub * g);
+                if self.packed {
+                    vector_dots_q4k(self.tiles[i].add(512 * (g / 2)), a, stride, mr, cbuf);
+                } else if mr < VECTOR_BELOW {
+                    vector_dots(b, a, stride, mr, self.sub, tile_bytes, cbuf);
+                } else {
+                    tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
+                }
+                for h in 0..2 {
+                    let (mul, off) = self.scales(blk, g + h);
+                    let c = cbuf.0.as_ptr().add(1024 * h) as *const __m512i;
+                    for (r, a) in acc.iter_mut().enumerate().take(mr) {
+                        let rs = &*sums.add(r * self.nb);
+                        let dot = _mm512_cvtepi32_ps(_mm512_load_si512(c.add(r)));
+                        let dot = _mm512_mul_ps(dot, _mm512_set1_ps(rs[0]));
+                        *a = _mm512_fmadd_ps(dot, mul, *a);
+                        *a = _mm512_fnmadd_ps(off, _mm512_set1_ps(rs[1 + g + h]), *a);
+                    }
+                }
+            }
+        }
+        acc
+    }
+
+    /// Sub-block `g`'s `(mul, off)` for the panel's 16 rows.
+    #[inline(always)]
+    unsafe fn scales(&self, blk: *const u8, g: usize) -> (__m512, __m512) {
+        let bytes = |at: usize| _mm_loadu_si128(blk.add(at + 16 * g) as *const __m128i);
+        match self.kind {
+            KQuant::Q4K => {
+                let d = _mm512_loadu_ps(blk.add(Q4_D) as *const f32);
+                let dmin = _mm512_loadu_ps(blk.add(Q4_DMIN) as *const f32);
+                let u = |at| _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes(at)));
+                (_mm512_mul_ps(d, u(Q4_SC)), _mm512_mul_ps(dmin, u(Q4_M)))
+            }
+            KQuant::Q6K => {
+                let d = _mm512_loadu_ps(blk.add(Q6_D) as *const f32);
+                let sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes(Q6_SC)));
+                let mul = _mm512_mul_ps(d, sc);
+                (mul, _mm512_mul_ps(mul, _mm512_set1_ps(32.0)))
+            }
+        }
+    }
+}
+
+/// The dots of two consecutive sub-blocks (`b`: their tiles of bytes, `tile_bytes` apart)
+/// with 16 activation rows (`a`: row 0's first sub-block, rows `stride` apart) into `cbuf` as
+/// two `16 × 16` i32 matrices, on the tiles.
 #[inline(always)]
 unsafe fn tile_dots(
-    q: *const u8,
-    xa: *const u8,
-    stride: usize,
-    bbuf: &mut Buf<1024>,
+    b: *const u8,
+    a: *const u8,
+    (stride, sub, tile_bytes): (usize, usize, usize),
     cbuf: &mut Buf<2048>,
 ) {
-    let m4 = _mm512_set1_epi8(0x0F);
-    for v in 0..8 {
-        let b = _mm512_loadu_si512(q.add(64 * v) as *const _);
-        let lo = _mm512_and_si512(b, m4);
-        let hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
-        _mm512_store_si512(bbuf.0.as_mut_ptr().add(64 * v) as *mut _, lo);
-        _mm512_store_si512(bbuf.0.as_mut_ptr().add(512 + 64 * v) as *mut _, hi);
-    }
     asm!(
         "tileloadd tmm2, [{b} + {s64}]",
         "tileloadd tmm3, [{b2} + {s64}]",
@@ -267,10 +418,10 @@ unsafe fn tile_dots(
         "tdpbsud tmm5, tmm1, tmm3",
         "tilestored [{c} + {s64}], tmm4",
         "tilestored [{c2} + {s64}], tmm5",
-        b = in(reg) bbuf.0.as_ptr(),
-        b2 = in(reg) bbuf.0.as_ptr().add(512),
-        a = in(reg) xa,
-        a2 = in(reg) xa.add(32),
+        b = in(reg) b,
+        b2 = in(reg) b.add(tile_bytes),
+        a = in(reg) a,
+        a2 = in(reg) a.add(sub),
         sx = in(reg) stride,
         s64 = in(reg) 64usize,
         c = in(reg) cbuf.0.as_mut_ptr(),
@@ -279,20 +430,25 @@ unsafe fn tile_dots(
     );
 }
 
-/// As [`tile_dots`] for `mr` rows, with `vpdpbusd`: the packed bytes are already in its order
-/// (16 weight rows × 4 consecutive values per 64 bytes).
+/// As [`vector_dots`] for Q4_K's packed pair of sub-blocks (low and high nibbles).
 #[inline(always)]
-unsafe fn vector_dots(q: *const u8, xa: *const u8, stride: usize, mr: usize, cbuf: &mut Buf<2048>) {
+unsafe fn vector_dots_q4k(
+    b: *const u8,
+    a: *const u8,
+    stride: usize,
+    mr: usize,
+    cbuf: &mut Buf<2048>,
+) {
     let m4 = _mm512_set1_epi8(0x0F);
     let mut lo = [_mm512_setzero_si512(); 8];
     let mut hi = [_mm512_setzero_si512(); 8];
     for v in 0..8 {
-        let b = _mm512_loadu_si512(q.add(64 * v) as *const _);
-        lo[v] = _mm512_and_si512(b, m4);
-        hi[v] = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
+        let q = _mm512_loadu_si512(b.add(64 * v) as *const _);
+        lo[v] = _mm512_and_si512(q, m4);
+        hi[v] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
     }
     for r in 0..mr {
-        let x = xa.add(r * stride);
+        let x = a.add(r * stride);
         let (mut c0, mut c1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
         for v in 0..8 {
             let x0 = _mm512_set1_epi32((x.add(4 * v) as *const i32).read_unaligned());
@@ -305,12 +461,41 @@ unsafe fn vector_dots(q: *const u8, xa: *const u8, stride: usize, mr: usize, cbu
     }
 }
 
+/// As [`tile_dots`] for `mr` rows, with `vpdpbusd`: a tile's 64 bytes of one `kk` are 16
+/// weight rows × 4 consecutive values, its order.
+#[inline(always)]
+unsafe fn vector_dots(
+    b: *const u8,
+    a: *const u8,
+    stride: usize,
+    mr: usize,
+    sub: usize,
+    tile_bytes: usize,
+    cbuf: &mut Buf<2048>,
+) {
+    for h in 0..2 {
+        let mut w = [_mm512_setzero_si512(); 8];
+        for (kk, v) in w.iter_mut().enumerate().take(sub / 4) {
+            *v = _mm512_loadu_si512(b.add(h * tile_bytes + 64 * kk) as *const _);
+        }
+        for r in 0..mr {
+            let x = a.add(r * stride + h * sub);
+            let mut c = _mm512_setzero_si512();
+            for (kk, v) in w.iter().enumerate().take(sub / 4) {
+                let xs = _mm512_set1_epi32((x.add(4 * kk) as *const i32).read_unaligned());
+                c = _mm512_dpbusd_epi32(c, *v, xs);
+            }
+            _mm512_store_si512(cbuf.0.as_mut_ptr().add(1024 * h + 64 * r) as *mut _, c);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::kquant::{self, quantize_row_q8k, KQuant};
+    use super::super::kquant::{self, KQuant};
     use super::super::Weight;
     use super::*;
-    use candle_core::quantized::k_quants::{BlockQ4K, GgmlType};
+    use candle_core::quantized::k_quants::{BlockQ4K, BlockQ6K, GgmlType};
 
     fn lcg(seed: u64, n: usize) -> Vec<f32> {
         let mut s = seed;
@@ -324,42 +509,41 @@ mod tests {
             .collect()
     }
 
-    /// 37 rows (a padded last panel) × 512 columns in the file's Q4_K blocks.
-    fn file_blocks(rows: usize, cols: usize) -> Vec<u8> {
-        let w = lcg(7, rows * cols);
-        let mut blocks = vec![BlockQ4K::zeros(); rows * cols / QK_K];
-        BlockQ4K::from_float(&w, &mut blocks);
-        let size = std::mem::size_of::<BlockQ4K>();
+    fn encode<T: GgmlType>(w: &[f32]) -> Vec<u8> {
+        let mut blocks = vec![T::zeros(); w.len() / QK_K];
+        T::from_float(w, &mut blocks);
+        let size = std::mem::size_of::<T>();
         // SAFETY: the blocks are plain bytes of `size` each.
         unsafe { std::slice::from_raw_parts(blocks.as_ptr() as *const u8, blocks.len() * size) }
             .to_vec()
     }
 
-    #[test]
-    fn tiles_agree_with_the_other_kernels_and_do_not_depend_on_the_batch() {
-        if !available() {
-            eprintln!("no AMX-INT8 here: skipped");
-            return;
-        }
+    fn check(kind: KQuant) {
+        // 37 rows: a padded last panel.
         let (rows, cols) = (37, 512);
-        let file = file_blocks(rows, cols);
-        let tiles = Weight::Q4KTiles {
+        let w = lcg(7, rows * cols);
+        let file = match kind {
+            KQuant::Q4K => encode::<BlockQ4K>(&w),
+            KQuant::Q6K => encode::<BlockQ6K>(&w),
+        };
+        let tiles = Weight::Tiles {
+            kind,
             rows,
             cols,
-            bytes: repack(&file, rows, cols),
+            bytes: repack(kind, &file, rows, cols),
         };
         let plain = Weight::K {
-            kind: KQuant::Q4K,
+            kind,
             rows,
             cols,
-            bytes: kquant::repack(KQuant::Q4K, &file),
+            bytes: kquant::repack(kind, &file),
         };
         // Decoding: the same values as the file's blocks.
         let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
         for r in [0, 15, 16, 36] {
             tiles.row_f32(r, &mut a);
             plain.row_f32(r, &mut b);
-            assert_eq!(a, b, "row {r}");
+            assert_eq!(a, b, "{kind:?} row {r}");
         }
         let t = 40;
         let x = lcg(11, t * cols);
@@ -368,25 +552,38 @@ mod tests {
         let mut all = vec![0f32; t * rows];
         tiles.matmul(&x, &mut all);
         for (i, (g, w)) in all.iter().zip(&want).enumerate() {
-            assert!((g - w).abs() <= 1e-3 * w.abs().max(1.0), "{i}: {g} vs {w}");
+            assert!(
+                (g - w).abs() <= 1e-3 * w.abs().max(1.0),
+                "{kind:?} {i}: {g} vs {w}"
+            );
         }
-        // Every batch size gives each row the same bits.
-        for n in [1, 3, 16, 17, 33] {
+        // Every batch size gives each row the same bits (fewer than 4 rows: vector dots).
+        for n in [1, 3, 4, 16, 17, 33] {
             let mut part = vec![0f32; n * rows];
             tiles.matmul(&x[..n * cols], &mut part);
             assert_eq!(
                 part.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                all[..n * rows]
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect::<Vec<_>>(),
-                "{n} rows"
+                all[..n * rows].iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{kind:?}, {n} rows"
             );
         }
-        // The sums the kernel uses.
-        let mut xq = vec![BlockQ8K::default(); 2];
-        quantize_row_q8k(&x[..cols], &mut xq);
-        let s = row_sums(&xq);
-        assert_eq!(s[0][0], xq[0].d);
+    }
+
+    #[test]
+    fn q4k_tiles_agree_with_the_other_kernels_and_do_not_depend_on_the_batch() {
+        if available() {
+            check(KQuant::Q4K);
+        } else {
+            eprintln!("no AMX-INT8 here: skipped");
+        }
+    }
+
+    #[test]
+    fn q6k_tiles_agree_with_the_other_kernels_and_do_not_depend_on_the_batch() {
+        if available() {
+            check(KQuant::Q6K);
+        } else {
+            eprintln!("no AMX-INT8 here: skipped");
+        }
     }
 }

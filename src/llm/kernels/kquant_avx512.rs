@@ -139,3 +139,38 @@ pub unsafe fn dot_rows<const R: usize>(q6: bool, w: &[u8], x: &[BlockQ8K], nb: u
         q4k::<R>(w, x, nb)
     }
 }
+
+/// [`super::kquant::quantize_row_q8k`] 16 values a step, with the same bits (rounding half
+/// away from zero, as `f32::round`).
+#[target_feature(enable = "avx512f")]
+pub unsafe fn quantize_row_q8k(x: &[f32], out: &mut [BlockQ8K]) {
+    let sign = _mm512_set1_ps(-0.0);
+    for (blk, xs) in out.iter_mut().zip(x.chunks_exact(256)) {
+        let mut m = _mm512_setzero_ps();
+        for c in xs.chunks_exact(16) {
+            m = _mm512_max_ps(m, _mm512_andnot_ps(sign, _mm512_loadu_ps(c.as_ptr())));
+        }
+        let amax = _mm512_reduce_max_ps(m);
+        let d = amax / 127.0;
+        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+        blk.d = d;
+        let idv = _mm512_set1_ps(id);
+        for (g, c) in xs.chunks_exact(16).enumerate() {
+            let y = _mm512_mul_ps(_mm512_loadu_ps(c.as_ptr()), idv);
+            let t = _mm512_roundscale_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(y);
+            let half = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(
+                _mm512_andnot_ps(sign, _mm512_sub_ps(y, t)),
+                _mm512_set1_ps(0.5),
+            );
+            let step = _mm512_or_ps(_mm512_set1_ps(1.0), _mm512_and_ps(y, sign));
+            let r = _mm512_mask_add_ps(t, half, t, step);
+            let r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(-127.0)), _mm512_set1_ps(127.0));
+            let q = _mm512_cvtps_epi32(r);
+            _mm_storeu_si128(
+                blk.qs.as_mut_ptr().add(16 * g) as *mut __m128i,
+                _mm512_cvtepi32_epi8(q),
+            );
+            blk.bsums[g] = _mm512_reduce_add_epi32(q) as i16;
+        }
+    }
+}

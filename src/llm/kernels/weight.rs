@@ -26,9 +26,10 @@ pub enum Weight {
         cols: usize,
         bytes: Vec<u8>,
     },
-    /// Q4_K blocks repacked into panels of 16 rows for the AMX tiles (`kquant_amx`); built only
-    /// where [`super::has_amx`] holds.
-    Q4KTiles {
+    /// K-quant blocks repacked into panels of 16 rows for the AMX tiles (`kquant_amx`); built
+    /// only where [`super::has_amx`] holds.
+    Tiles {
+        kind: KQuant,
         rows: usize,
         cols: usize,
         bytes: Vec<u8>,
@@ -101,15 +102,26 @@ impl Weight {
             };
         }
         // Panels concatenate where no part has padding rows.
-        if all(|p| matches!(p, Weight::Q4KTiles { rows, .. } if rows % 16 == 0)) {
+        let tiles_of = |p: &Weight| match p {
+            Weight::Tiles { kind, rows, .. } if rows % 16 == 0 => Some(*kind),
+            _ => None,
+        };
+        let kind = tiles_of(&parts[0]);
+        if kind.is_some() && parts.iter().all(|p| tiles_of(p) == kind) {
             let bytes = parts
                 .into_iter()
                 .flat_map(|p| match p {
-                    Weight::Q4KTiles { bytes, .. } => bytes,
+                    Weight::Tiles { bytes, .. } => bytes,
                     _ => unreachable!(),
                 })
                 .collect();
-            return Weight::Q4KTiles { rows, cols, bytes };
+            let kind = kind.unwrap_or(KQuant::Q4K);
+            return Weight::Tiles {
+                kind,
+                rows,
+                cols,
+                bytes,
+            };
         }
         Weight::Stacked { cols, parts }
     }
@@ -120,7 +132,7 @@ impl Weight {
             Weight::Q8 { rows, .. }
             | Weight::F32 { rows, .. }
             | Weight::K { rows, .. }
-            | Weight::Q4KTiles { rows, .. } => *rows,
+            | Weight::Tiles { rows, .. } => *rows,
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::rows).sum(),
         }
     }
@@ -131,7 +143,7 @@ impl Weight {
             Weight::Q8 { cols, .. }
             | Weight::F32 { cols, .. }
             | Weight::K { cols, .. }
-            | Weight::Q4KTiles { cols, .. }
+            | Weight::Tiles { cols, .. }
             | Weight::Stacked { cols, .. } => *cols,
         }
     }
@@ -141,7 +153,7 @@ impl Weight {
         match self {
             Weight::Q8 { blocks, .. } => std::mem::size_of_val(blocks.as_slice()),
             Weight::F32 { data, .. } => data.len() * 4,
-            Weight::K { bytes, .. } | Weight::Q4KTiles { bytes, .. } => bytes.len(),
+            Weight::K { bytes, .. } | Weight::Tiles { bytes, .. } => bytes.len(),
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::size_bytes).sum(),
         }
     }
@@ -161,11 +173,11 @@ impl Weight {
                 kquant::dequantize_row(*kind, &bytes[r * rb..(r + 1) * rb], out)
             }
             #[cfg(target_arch = "x86_64")]
-            Weight::Q4KTiles { cols, bytes, .. } => {
-                super::kquant_amx::dequantize_row(bytes, *cols, r, out)
-            }
+            Weight::Tiles {
+                kind, cols, bytes, ..
+            } => super::kquant_amx::dequantize_row(*kind, bytes, *cols, r, out),
             #[cfg(not(target_arch = "x86_64"))]
-            Weight::Q4KTiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
+            Weight::Tiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
             Weight::Stacked { parts, .. } => {
                 let mut r = r;
                 for p in parts {
@@ -240,26 +252,32 @@ impl Weight {
                 });
             }
             #[cfg(target_arch = "x86_64")]
-            Weight::Q4KTiles { bytes, .. } => {
-                use super::kquant_amx::{self as amx, PANEL, PANEL_BLOCK_BYTES};
+            Weight::Tiles { kind, bytes, .. } => {
+                use super::kquant_amx::{self as amx, PANEL};
+                let kind = *kind;
                 let nb = k / kquant::QK_K;
                 let mut xq = vec![kquant::BlockQ8K::default(); t * nb];
                 xq.par_chunks_mut(nb)
                     .zip(x.par_chunks(k))
                     .for_each(|(b, r)| kquant::quantize_row_q8k(r, b));
-                let sums = amx::row_sums(&xq);
+                let sums = amx::row_sums(kind, &xq);
+                let rows = amx::Rows {
+                    x: &xq,
+                    sums: &sums,
+                    t,
+                };
                 let yp = SendPtr(y.as_mut_ptr());
-                let panels = n_out.div_ceil(PANEL);
-                par_over_rows(panels, t * PANEL, nb * PANEL_BLOCK_BYTES, |p0, p1| {
+                let panel_bytes = nb * amx::panel_block_bytes(kind);
+                par_over_rows(n_out.div_ceil(PANEL), t * PANEL, panel_bytes, |p0, p1| {
                     // SAFETY: the tiles exist only where `has_amx` holds; each task writes
                     // only its panels' columns of y.
                     unsafe {
-                        amx::matmul_panels(bytes, nb, &xq, &sums, t, (yp.get(), n_out), (p0, p1))
+                        amx::matmul_panels(kind, bytes, nb, &rows, (yp.get(), n_out), (p0, p1))
                     }
                 });
             }
             #[cfg(not(target_arch = "x86_64"))]
-            Weight::Q4KTiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
+            Weight::Tiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
             Weight::Q8 { blocks, .. } => {
                 let nb = k / QK;
                 let mut xq = vec![BlockQ8::default(); t * nb];
