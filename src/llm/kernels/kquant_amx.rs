@@ -73,7 +73,13 @@ fn request_tiles() -> bool {
     const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
     const XFEATURE_XTILEDATA: libc::c_long = 18;
     // SAFETY: a plain system call with integer arguments.
-    unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
+    unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        ) == 0
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -91,7 +97,11 @@ fn f32_at(b: &[u8], at: usize) -> f32 {
 
 /// The file's blocks of `kind` (`rows × cols/256`, row-major) as panels.
 pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
-    let (nb, fb, pb) = (cols / QK_K, kind.file_block_bytes(), panel_block_bytes(kind));
+    let (nb, fb, pb) = (
+        cols / QK_K,
+        kind.file_block_bytes(),
+        panel_block_bytes(kind),
+    );
     let panels = rows.div_ceil(PANEL);
     let mut out = vec![0u8; panels * nb * pb];
     for p in 0..panels {
@@ -176,7 +186,10 @@ pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<[f32; 17]> {
             let mut s = [0f32; 17];
             s[0] = b.d;
             for (g, v) in s[1..=QK_K / 16 / per].iter_mut().enumerate() {
-                let sum: i32 = b.bsums[per * g..per * (g + 1)].iter().map(|&v| v as i32).sum();
+                let sum: i32 = b.bsums[per * g..per * (g + 1)]
+                    .iter()
+                    .map(|&v| v as i32)
+                    .sum();
                 *v = b.d * sum as f32;
             }
             s
@@ -285,15 +298,12 @@ pub unsafe fn matmul_panels(
                 r0,
                 mr,
             };
-            let acc = if mr == 16 {
-                job.run::<true>(&mut cbuf)
-            } else {
-                job.run::<false>(&mut cbuf)
-            };
             let cols = (n_out - p * PANEL).min(PANEL);
-            let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
-            for (r, a) in acc.iter().enumerate().take(mr) {
-                _mm512_mask_storeu_ps(y.add((r0 + r) * n_out + p * PANEL), mask, *a);
+            let out = (y.add(r0 * n_out + p * PANEL), n_out, cols);
+            if mr == 16 {
+                job.run::<true>(&mut cbuf, out)
+            } else {
+                job.run::<false>(&mut cbuf, out)
             }
             r0 += 16;
         }
@@ -313,7 +323,10 @@ unsafe fn unpack_q4k(blk: *const u8, out: &mut Buf<4096>) {
             let lo = _mm512_and_si512(b, m4);
             let hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
             _mm512_store_si512(out.0.as_mut_ptr().add(1024 * j + 64 * v) as *mut _, lo);
-            _mm512_store_si512(out.0.as_mut_ptr().add(1024 * j + 512 + 64 * v) as *mut _, hi);
+            _mm512_store_si512(
+                out.0.as_mut_ptr().add(1024 * j + 512 + 64 * v) as *mut _,
+                hi,
+            );
         }
     }
 }
@@ -337,10 +350,14 @@ struct RowTile<'a> {
 }
 
 impl RowTile<'_> {
-    /// The 16 rows' accumulators (rows past `mr` unused). `FULL`: `mr` is 16 (the loops
-    /// unroll and the accumulators stay in registers).
+    /// Writes the `mr` rows' results for the panel's first `cols` columns at `y`, rows `n_out`
+    /// apart. `FULL`: `mr` is 16 (the loops unroll and the accumulators stay in registers).
     #[inline(always)]
-    unsafe fn run<const FULL: bool>(&self, cbuf: &mut Buf<2048>) -> [__m512; 16] {
+    unsafe fn run<const FULL: bool>(
+        &self,
+        cbuf: &mut Buf<2048>,
+        (y, n_out, cols): (*mut f32, usize, usize),
+    ) {
         let mr = if FULL { 16 } else { self.mr };
         let stride = self.nb * std::mem::size_of::<BlockQ8K>();
         let qs_at = std::mem::offset_of!(BlockQ8K, qs);
@@ -373,7 +390,10 @@ impl RowTile<'_> {
                 }
             }
         }
-        acc
+        let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
+        for (r, a) in acc.iter().enumerate().take(mr) {
+            _mm512_mask_storeu_ps(y.add(r * n_out), mask, *a);
+        }
     }
 
     /// Sub-block `g`'s `(mul, off)` for the panel's 16 rows.
@@ -563,7 +583,10 @@ mod tests {
             tiles.matmul(&x[..n * cols], &mut part);
             assert_eq!(
                 part.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                all[..n * rows].iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                all[..n * rows]
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>(),
                 "{kind:?}, {n} rows"
             );
         }

@@ -164,7 +164,10 @@ pub unsafe fn quantize_row_q8k(x: &[f32], out: &mut [BlockQ8K]) {
             );
             let step = _mm512_or_ps(_mm512_set1_ps(1.0), _mm512_and_ps(y, sign));
             let r = _mm512_mask_add_ps(t, half, t, step);
-            let r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(-127.0)), _mm512_set1_ps(127.0));
+            let r = _mm512_min_ps(
+                _mm512_max_ps(r, _mm512_set1_ps(-127.0)),
+                _mm512_set1_ps(127.0),
+            );
             let q = _mm512_cvtps_epi32(r);
             _mm_storeu_si128(
                 blk.qs.as_mut_ptr().add(16 * g) as *mut __m128i,
