@@ -237,10 +237,12 @@ fn qwen2_tensor_path_matches_the_kernels() {
     eprintln!(
         "qwen2 tensor path vs kernels (both quantized): largest |logit difference| {worst:.3}"
     );
-    // Candle's quantized matmul on the file's blocks (tensor path) against our Q8_0 kernels:
-    // 0.42 measured (2026-12-01; 0.24 with the tensor path's weights in F32).
+    // Candle's quantized matmul on the file's blocks (tensor path) against our kernels, over
+    // the whole vocabulary: 0.42 measured with Q8_0 kernels (2026-12-01; 0.24 with the tensor
+    // path's weights in F32), 0.50 on the AMX tiles (2026-12-02), which are the closer of the
+    // two to llama.cpp (0.19 against 0.30 over its top 10). The bound is the llama.cpp test's.
     assert!(
-        worst < 0.5,
+        worst < 0.6,
         "tensor path differs from the kernels by {worst}"
     );
 }

@@ -125,16 +125,16 @@ fn stored_bytes(info: &TensorInfo) -> u64 {
 }
 
 /// A matrix's bytes on our kernels: Q4_K/Q6_K kept in their blocks (when whole rows are
-/// blocks; repacked, 160 and 228 bytes a block), everything else as Q8_0 (36 bytes per 32
-/// values), or f32.
+/// blocks; repacked, 160 and 228 bytes a block, or AMX panels), everything else as Q8_0 (36
+/// bytes per 32 values), or f32.
 fn kernel_bytes(info: &TensorInfo, format: WeightFormat) -> u64 {
     let n = info.shape.elem_count() as u64;
     let cols = info.shape.dims().last().copied().unwrap_or(0);
     match format {
         WeightFormat::F32 => 4 * n,
         WeightFormat::Quantized if cols.is_multiple_of(QK_K) => match info.ggml_dtype {
-            GgmlDType::Q4K => n / QK_K as u64 * KQuant::Q4K.block_bytes() as u64,
-            GgmlDType::Q6K => n / QK_K as u64 * KQuant::Q6K.block_bytes() as u64,
+            GgmlDType::Q4K => KQuant::Q4K.matrix_bytes(n as usize / cols, cols) as u64,
+            GgmlDType::Q6K => KQuant::Q6K.matrix_bytes(n as usize / cols, cols) as u64,
             _ => n / 32 * 36,
         },
         _ => n / 32 * 36,

@@ -37,6 +37,25 @@ impl KQuant {
         }
     }
 
+    /// Bytes of 16 rows' blocks of 256 values in the AMX tiles' panels (`kquant_amx`).
+    pub const fn panel_block_bytes(self) -> usize {
+        match self {
+            KQuant::Q4K => 2048 + 64 + 64 + 128 + 128,
+            KQuant::Q6K => 4096 + 64 + 256,
+        }
+    }
+
+    /// Bytes of a `rows × cols` matrix as the kernels hold it: in blocks (after [`repack`]),
+    /// or in panels of 16 rows where the AMX tiles multiply it.
+    pub fn matrix_bytes(self, rows: usize, cols: usize) -> usize {
+        let nb = cols / QK_K;
+        if super::has_amx() {
+            rows.div_ceil(16) * nb * self.panel_block_bytes()
+        } else {
+            rows * nb * self.block_bytes()
+        }
+    }
+
     /// Bytes of one block of 256 values as the kernels hold it (after [`repack`]).
     pub const fn block_bytes(self) -> usize {
         match self {

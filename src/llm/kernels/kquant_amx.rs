@@ -32,10 +32,7 @@ pub const VECTOR_BELOW: usize = 4;
 
 /// Bytes of one panel's block of 256 values.
 pub const fn panel_block_bytes(kind: KQuant) -> usize {
-    match kind {
-        KQuant::Q4K => 2048 + 64 + 64 + 128 + 128,
-        KQuant::Q6K => 4096 + 64 + 256,
-    }
+    kind.panel_block_bytes()
 }
 
 /// Sub-blocks per 256 values and values per sub-block.
