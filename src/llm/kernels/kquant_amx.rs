@@ -61,8 +61,18 @@ pub fn available() -> bool {
         }
         let leaf = __cpuid_count(7, 0);
         let (tile, int8) = (leaf.edx >> 24 & 1 == 1, leaf.edx >> 25 & 1 == 1);
-        tile && int8 && request_tiles()
+        // The OS must have turned the tile state on (XCR0 bits 17 and 18) before a process
+        // may ask for it.
+        let osxsave = __cpuid(1).ecx >> 27 & 1 == 1;
+        // SAFETY: `xgetbv` exists where cpuid reports OSXSAVE.
+        let xcr0 = if osxsave { unsafe { xcr0() } } else { 0 };
+        tile && int8 && xcr0 >> 17 & 3 == 3 && request_tiles()
     })
+}
+
+#[target_feature(enable = "xsave")]
+unsafe fn xcr0() -> u64 {
+    _xgetbv(0)
 }
 
 #[cfg(target_os = "linux")]
