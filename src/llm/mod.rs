@@ -16,6 +16,7 @@ pub mod error;
 pub mod footprint;
 pub mod gguf;
 pub mod inference;
+mod kernel_weights;
 pub mod kernels;
 pub mod kv;
 pub mod model;

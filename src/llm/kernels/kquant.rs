@@ -141,6 +141,17 @@ pub fn quantize_row_q8k(x: &[f32], out: &mut [BlockQ8K]) {
     quantize_row_q8k_scalar(x, out)
 }
 
+/// Rows of `cols` values (a multiple of 256) quantized, row r's blocks at `r · cols/256`.
+pub fn quantize_rows_q8k(x: &[f32], cols: usize) -> Vec<BlockQ8K> {
+    use rayon::prelude::*;
+    let nb = cols / QK_K;
+    let mut xq = vec![BlockQ8K::default(); x.len() / cols * nb];
+    xq.par_chunks_mut(nb)
+        .zip(x.par_chunks(cols))
+        .for_each(|(b, r)| quantize_row_q8k(r, b));
+    xq
+}
+
 /// [`quantize_row_q8k`] one value at a time.
 pub fn quantize_row_q8k_scalar(x: &[f32], out: &mut [BlockQ8K]) {
     for (blk, xs) in out.iter_mut().zip(x.chunks_exact(QK_K)) {
@@ -341,12 +352,13 @@ pub fn dot_x1_scalar(kind: KQuant, w: &[u8], x: &[BlockQ8K]) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use candle_core::quantized::k_quants::{BlockQ4K, BlockQ6K, GgmlType};
 
     /// Random f32 rows quantized by candle's own Q4_K / Q6_K encoders, as raw bytes.
-    fn encode<T: GgmlType>(x: &[f32]) -> Vec<u8> {
+    /// `x` as the file's blocks of `T`.
+    pub(in super::super) fn encode<T: GgmlType>(x: &[f32]) -> Vec<u8> {
         let mut blocks = vec![T::zeros(); x.len() / QK_K];
         T::from_float(x, &mut blocks);
         let size = std::mem::size_of::<T>();
@@ -371,7 +383,8 @@ mod tests {
         out
     }
 
-    fn lcg(seed: u64, n: usize) -> Vec<f32> {
+    /// `n` reproducible values in [-1, 1).
+    pub(in super::super) fn lcg(seed: u64, n: usize) -> Vec<f32> {
         let mut s = seed;
         (0..n)
             .map(|_| {

@@ -211,10 +211,7 @@ impl Weight {
             Weight::K { kind, bytes, .. } => {
                 let kind = *kind;
                 let nb = k / kquant::QK_K;
-                let mut xq = vec![kquant::BlockQ8K::default(); t * nb];
-                xq.par_chunks_mut(nb)
-                    .zip(x.par_chunks(k))
-                    .for_each(|(b, r)| kquant::quantize_row_q8k(r, b));
+                let xq = kquant::quantize_rows_q8k(x, k);
                 let yp = SendPtr(y.as_mut_ptr());
                 let rb = nb * kind.block_bytes();
                 // Tiles of 8, then 4, then single activation rows against each weight row:
@@ -256,10 +253,7 @@ impl Weight {
                 use super::kquant_amx::{self as amx, PANEL};
                 let kind = *kind;
                 let nb = k / kquant::QK_K;
-                let mut xq = vec![kquant::BlockQ8K::default(); t * nb];
-                xq.par_chunks_mut(nb)
-                    .zip(x.par_chunks(k))
-                    .for_each(|(b, r)| kquant::quantize_row_q8k(r, b));
+                let xq = kquant::quantize_rows_q8k(x, k);
                 let sums = amx::row_sums(kind, &xq);
                 let rows = amx::Rows {
                     x: &xq,

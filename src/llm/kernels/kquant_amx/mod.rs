@@ -21,7 +21,11 @@
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use super::kquant::{BlockQ8K, KQuant, QK_K};
+use super::kquant::{BlockQ8K, KQuant};
+
+mod layout;
+pub use layout::{dequantize_row, repack, row_sums};
+use layout::{Q4_D, Q4_DMIN, Q4_M, Q4_SC, Q6_D, Q6_SC};
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
@@ -36,19 +40,12 @@ pub const fn panel_block_bytes(kind: KQuant) -> usize {
 }
 
 /// Sub-blocks per 256 values and values per sub-block.
-const fn subs(kind: KQuant) -> (usize, usize) {
+pub(super) const fn subs(kind: KQuant) -> (usize, usize) {
     match kind {
         KQuant::Q4K => (8, 32),
         KQuant::Q6K => (16, 16),
     }
 }
-
-const Q4_D: usize = 2048;
-const Q4_DMIN: usize = 2112;
-const Q4_SC: usize = 2176;
-const Q4_M: usize = 2304;
-const Q6_D: usize = 4096;
-const Q6_SC: usize = 4160;
 
 /// Whether the CPU has AMX-INT8 and the OS lets this process use the tiles (Linux asks for
 /// the permission once, `arch_prctl(ARCH_REQ_XCOMP_PERM)`). `HUMANOID_NO_AMX` turns it off.
@@ -92,116 +89,6 @@ fn request_tiles() -> bool {
 #[cfg(not(target_os = "linux"))]
 fn request_tiles() -> bool {
     false
-}
-
-fn f16_at(b: &[u8], at: usize) -> f32 {
-    half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32()
-}
-
-fn f32_at(b: &[u8], at: usize) -> f32 {
-    f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// The file's blocks of `kind` (`rows × cols/256`, row-major) as panels.
-pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
-    let (nb, fb, pb) = (
-        cols / QK_K,
-        kind.file_block_bytes(),
-        panel_block_bytes(kind),
-    );
-    let panels = rows.div_ceil(PANEL);
-    let mut out = vec![0u8; panels * nb * pb];
-    for p in 0..panels {
-        for i in 0..nb {
-            let o = &mut out[(p * nb + i) * pb..][..pb];
-            for n in 0..PANEL.min(rows - p * PANEL) {
-                let b = &file[((p * PANEL + n) * nb + i) * fb..][..fb];
-                match kind {
-                    KQuant::Q4K => {
-                        let (sc, m) = super::kquant::q4k_scales_mins(&b[4..16]);
-                        o[Q4_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 0).to_le_bytes());
-                        o[Q4_DMIN + 4 * n..][..4].copy_from_slice(&f16_at(b, 2).to_le_bytes());
-                        for g in 0..8 {
-                            o[Q4_SC + 16 * g + n] = sc[g];
-                            o[Q4_M + 16 * g + n] = m[g];
-                        }
-                        for j in 0..4 {
-                            for v in 0..32 {
-                                o[512 * j + 64 * (v / 4) + 4 * n + v % 4] = b[16 + 32 * j + v];
-                            }
-                        }
-                    }
-                    KQuant::Q6K => {
-                        o[Q6_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 208).to_le_bytes());
-                        for g in 0..16 {
-                            o[Q6_SC + 16 * g + n] = b[192 + g];
-                        }
-                        let (ql, qh) = (&b[..128], &b[128..192]);
-                        for v in 0..QK_K {
-                            let (h, k, l) = (v / 128, v % 128 / 32, v % 32);
-                            let low = ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 15;
-                            let high = qh[32 * h + l] >> (2 * k) & 3;
-                            let (g, u) = (v / 16, v % 16);
-                            o[256 * g + 64 * (u / 4) + 4 * n + u % 4] = low | high << 4;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Row `r` of a repacked matrix as f32.
-pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &mut [f32]) {
-    let (nb, pb) = (cols / QK_K, panel_block_bytes(kind));
-    let (p, n) = (r / PANEL, r % PANEL);
-    for (i, o) in out.chunks_exact_mut(QK_K).enumerate().take(nb) {
-        let b = &bytes[(p * nb + i) * pb..][..pb];
-        match kind {
-            KQuant::Q4K => {
-                let (d, dmin) = (f32_at(b, Q4_D + 4 * n), f32_at(b, Q4_DMIN + 4 * n));
-                for g in 0..8 {
-                    let (sc, m) = (b[Q4_SC + 16 * g + n] as f32, b[Q4_M + 16 * g + n] as f32);
-                    for l in 0..32 {
-                        let byte = b[512 * (g / 2) + 64 * (l / 4) + 4 * n + l % 4];
-                        let q = if g % 2 == 0 { byte & 15 } else { byte >> 4 };
-                        o[32 * g + l] = d * sc * q as f32 - dmin * m;
-                    }
-                }
-            }
-            KQuant::Q6K => {
-                let d = f32_at(b, Q6_D + 4 * n);
-                for g in 0..16 {
-                    let sc = b[Q6_SC + 16 * g + n] as i8 as f32;
-                    for u in 0..16 {
-                        let q = b[256 * g + 64 * (u / 4) + 4 * n + u % 4] as i32 - 32;
-                        o[16 * g + u] = d * sc * q as f32;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Per activation row and block, its scale then the scaled sums of each sub-block:
-/// `[xd, xd·Σ sub 0, …]`, 17 entries (Q4_K uses the first 9).
-pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<[f32; 17]> {
-    let per = subs(kind).1 / 16;
-    x.iter()
-        .map(|b| {
-            let mut s = [0f32; 17];
-            s[0] = b.d;
-            for (g, v) in s[1..=QK_K / 16 / per].iter_mut().enumerate() {
-                let sum: i32 = b.bsums[per * g..per * (g + 1)]
-                    .iter()
-                    .map(|&v| v as i32)
-                    .sum();
-                *v = b.d * sum as f32;
-            }
-            s
-        })
-        .collect()
 }
 
 /// The tile shapes for sub-blocks of `sub` values: A (activations) `mr × sub` bytes in
@@ -518,102 +405,4 @@ unsafe fn vector_dots(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::kquant::{self, KQuant};
-    use super::super::Weight;
-    use super::*;
-    use candle_core::quantized::k_quants::{BlockQ4K, BlockQ6K, GgmlType};
-
-    fn lcg(seed: u64, n: usize) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0
-            })
-            .collect()
-    }
-
-    fn encode<T: GgmlType>(w: &[f32]) -> Vec<u8> {
-        let mut blocks = vec![T::zeros(); w.len() / QK_K];
-        T::from_float(w, &mut blocks);
-        let size = std::mem::size_of::<T>();
-        // SAFETY: the blocks are plain bytes of `size` each.
-        unsafe { std::slice::from_raw_parts(blocks.as_ptr() as *const u8, blocks.len() * size) }
-            .to_vec()
-    }
-
-    fn check(kind: KQuant) {
-        // 37 rows: a padded last panel.
-        let (rows, cols) = (37, 512);
-        let w = lcg(7, rows * cols);
-        let file = match kind {
-            KQuant::Q4K => encode::<BlockQ4K>(&w),
-            KQuant::Q6K => encode::<BlockQ6K>(&w),
-        };
-        let tiles = Weight::Tiles {
-            kind,
-            rows,
-            cols,
-            bytes: repack(kind, &file, rows, cols),
-        };
-        let plain = Weight::K {
-            kind,
-            rows,
-            cols,
-            bytes: kquant::repack(kind, &file),
-        };
-        // Decoding: the same values as the file's blocks.
-        let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
-        for r in [0, 15, 16, 36] {
-            tiles.row_f32(r, &mut a);
-            plain.row_f32(r, &mut b);
-            assert_eq!(a, b, "{kind:?} row {r}");
-        }
-        let t = 40;
-        let x = lcg(11, t * cols);
-        let mut want = vec![0f32; t * rows];
-        plain.matmul(&x, &mut want);
-        let mut all = vec![0f32; t * rows];
-        tiles.matmul(&x, &mut all);
-        for (i, (g, w)) in all.iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-3 * w.abs().max(1.0),
-                "{kind:?} {i}: {g} vs {w}"
-            );
-        }
-        // Every batch size gives each row the same bits (fewer than 4 rows: vector dots).
-        for n in [1, 3, 4, 16, 17, 33] {
-            let mut part = vec![0f32; n * rows];
-            tiles.matmul(&x[..n * cols], &mut part);
-            assert_eq!(
-                part.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                all[..n * rows]
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect::<Vec<_>>(),
-                "{kind:?}, {n} rows"
-            );
-        }
-    }
-
-    #[test]
-    fn q4k_tiles_agree_with_the_other_kernels_and_do_not_depend_on_the_batch() {
-        if available() {
-            check(KQuant::Q4K);
-        } else {
-            eprintln!("no AMX-INT8 here: skipped");
-        }
-    }
-
-    #[test]
-    fn q6k_tiles_agree_with_the_other_kernels_and_do_not_depend_on_the_batch() {
-        if available() {
-            check(KQuant::Q6K);
-        } else {
-            eprintln!("no AMX-INT8 here: skipped");
-        }
-    }
-}
+mod tests;
