@@ -63,8 +63,10 @@ impl SendPtr {
 /// L2 while activation tiles pass over it), at least a few per thread.
 fn par_over_rows(n_out: usize, t: usize, row_bytes: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads().max(1);
-    // Small problems run inline: the fork-join cost exceeds the work.
-    if n_out * t < 4096 || threads == 1 {
+    // Small problems run inline: the fork-join cost exceeds the work. The work is the weight
+    // bytes streamed times the activation rows; a single row over a 1536 × 1536 matrix is
+    // a megabyte of weights, which one core cannot stream as fast as two.
+    if n_out * row_bytes * t < 64 * 1024 || threads == 1 {
         f(0, n_out);
         return;
     }

@@ -262,7 +262,7 @@ impl Weight {
                 };
                 let yp = SendPtr(y.as_mut_ptr());
                 let panel_bytes = nb * amx::panel_block_bytes(kind);
-                par_over_rows(n_out.div_ceil(PANEL), t * PANEL, panel_bytes, |p0, p1| {
+                par_over_rows(n_out.div_ceil(PANEL), t, panel_bytes, |p0, p1| {
                     // SAFETY: the tiles exist only where `has_amx` holds; each task writes
                     // only its panels' columns of y.
                     unsafe {
