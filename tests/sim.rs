@@ -144,15 +144,9 @@ pub fn same_files(a: &Path, b: &Path, n: usize) {
     }
 }
 
-#[test]
-fn same_seed_gives_identical_state_files() {
-    let tmp = tempfile::tempdir().unwrap();
-    let short = tmp.path().join("short");
-    run_world(&lin_family(), &short, &["--days", "1", "--steps", "6"]);
-    assert_eq!(state_files(&short).len(), 6);
-    same_files(&short, &one_day_dir(), 6);
-}
-
+/// Also the same-seed test: a second run of the same world and seed, killed and resumed, has
+/// the one-day run's state files byte for byte (a fresh short run proved nothing more and
+/// cost CI a minute and a half).
 #[test]
 fn killed_run_resumes_to_the_same_result() {
     let tmp = tempfile::tempdir().unwrap();
