@@ -60,7 +60,8 @@ impl SendPtr {
 }
 
 /// Splits output features into chunks of at most ~128 KiB of weights (so a chunk stays in
-/// L2 while activation tiles pass over it), at least a few per thread.
+/// L2 while activation tiles pass over it), at least a few per thread. `row_bytes` is one
+/// output's weights (a panel's, for panels) and `t` the activation rows.
 fn par_over_rows(n_out: usize, t: usize, row_bytes: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads().max(1);
     // Small problems run inline: the fork-join cost exceeds the work. The work is the weight
