@@ -150,16 +150,9 @@ fn same(got: &serde_json::Value, want: &serde_json::Value) {
 #[test]
 fn eval_export_and_score_a_real_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
+    // The viewer tests' real 3-step Lin family run (export and score only read it).
+    let run = crate::viewer::runs().join("lin");
     let run_s = run.to_str().unwrap();
-    ok(&humanoid(&[
-        "run",
-        "worlds/lin-family.toml",
-        "--steps",
-        "3",
-        "--out",
-        run_s,
-    ]));
 
     let sheet = tmp.path().join("sheet.csv");
     let stdout = ok(&humanoid(&[

@@ -29,8 +29,9 @@ fn spawn(args: &[&str], out: &Path) -> Child {
     c.spawn().unwrap()
 }
 
-fn start_run(out: &Path) -> Child {
+fn start_run(out: &Path, steps: usize) -> Child {
     let world = lin_family();
+    let steps = steps.to_string();
     spawn(
         &[
             "run",
@@ -38,7 +39,7 @@ fn start_run(out: &Path) -> Child {
             "--days",
             "1",
             "--steps",
-            "8",
+            &steps,
             "--out",
         ],
         out,
@@ -61,8 +62,8 @@ fn wait_until(child: &mut Child, limit: Duration, f: impl Fn() -> bool) -> bool 
 }
 
 /// Every line of the event log is whole JSON, each step's activities appear once per agent,
-/// and the state files equal those of the uninterrupted one-day run.
-fn assert_intact(out: &Path) {
+/// and the first `steps` state files equal those of the uninterrupted one-day run.
+fn assert_intact(out: &Path, steps: usize) {
     let text = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
     for (i, line) in text.lines().enumerate() {
         assert!(
@@ -72,24 +73,27 @@ fn assert_intact(out: &Path) {
         );
     }
     let events = read_events(&out.join("events.jsonl")).unwrap();
-    for step in 0..STEPS as u64 {
+    for step in 0..steps as u64 {
         let n = events
             .iter()
             .filter(|e| e.step == step && e.kind() == "activity")
             .count();
         assert_eq!(n, 2, "step {step} has {n} activity events");
     }
-    assert_eq!(state_files(out).len(), STEPS);
-    same_files(out, &one_day_dir(), STEPS);
+    assert_eq!(state_files(out).len(), steps);
+    same_files(out, &one_day_dir(), steps);
 }
 
+/// Also the same-seed and kill-and-resume test: a second run of the same world and seed, killed
+/// first between steps and then at random moments and resumed each time, has the one-day run's
+/// state files byte for byte.
 #[test]
 fn repeated_kills_at_random_points_lose_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("killed");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut kills = Vec::new();
-    let mut child = start_run(&out);
+    let mut child = start_run(&out, STEPS);
     for round in 0.. {
         // Kill at the first checkpoint once (between steps), then at random moments: during
         // model batches, while files are written, or between steps.
@@ -118,7 +122,7 @@ fn repeated_kills_at_random_points_lose_nothing() {
     );
     eprintln!("killed with {kills:?} state files written, then resumed each time");
     assert!(kills.len() >= 2, "only {} kills landed", kills.len());
-    assert_intact(&out);
+    assert_intact(&out, STEPS);
 }
 
 #[test]
@@ -158,14 +162,16 @@ fn a_file_size_limit_is_a_clear_error_and_the_last_checkpoint_survives() {
     // Without the limit the run resumes from its last good checkpoint and ends intact.
     let r = bin().arg("resume").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_intact(&out);
+    assert_intact(&out, STEPS);
 }
 
 #[test]
 fn a_second_process_on_the_same_run_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("busy");
-    let mut first = start_run(&out);
+    // Two steps: the refusal comes before any model work, and the resume after it is checked
+    // in full.
+    let mut first = start_run(&out, 2);
     assert!(wait_until(&mut first, Duration::from_secs(300), || out
         .join("config.json")
         .exists()));
@@ -183,5 +189,5 @@ fn a_second_process_on_the_same_run_is_refused() {
     // Once the holder is gone (killed: the lock goes with it), resume works.
     let r = bin().arg("resume").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_intact(&out);
+    assert_intact(&out, 2);
 }

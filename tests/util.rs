@@ -36,6 +36,7 @@ pub fn ensure_models() {
     for name in ["smollm2-135m", "gemma3-270m", "minilm-l6-v2"] {
         ensure_model(name);
     }
+    crate::sim::start_one_day_early();
 }
 
 /// Path of a fetched model file, `models/<name>/<file>`.
