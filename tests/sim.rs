@@ -57,7 +57,9 @@ fn one_day() -> &'static (tempfile::TempDir, String) {
 
 /// Starts the shared one-day run in the background, once, when the whole suite runs (no test
 /// filter given). It is the suite's longest fixture and its users come late in name order:
-/// started on demand, it kept both test threads waiting on one process for minutes.
+/// started on demand, it kept both test threads waiting on one process for minutes. Any
+/// argument not starting with `-` is taken for a filter (so `--skip X` skips this too, which
+/// only costs the early start).
 pub fn start_one_day_early() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     let filtered = std::env::args().skip(1).any(|a| !a.starts_with('-'));

@@ -31,7 +31,9 @@ pub fn ensure_model(name: &str) {
     checked.push(name.to_string());
 }
 
-/// Makes sure every default model is present.
+/// Makes sure every default model is present. In a whole-suite run the first call also starts
+/// the shared one-day run in the background ([`crate::sim::start_one_day_early`]): nearly
+/// every test comes through here first, so the longest fixture starts with the suite.
 pub fn ensure_models() {
     for name in ["smollm2-135m", "gemma3-270m", "minilm-l6-v2"] {
         ensure_model(name);
