@@ -197,7 +197,8 @@ fn errors_garbage_and_hangs_are_retried_then_fatal() {
     }
 }
 
-fn wait_for(limit: Duration, f: impl Fn() -> bool) -> bool {
+/// Waits up to `limit` for `f`, polling every 20 ms; false if the limit passed first.
+fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < limit {
         if f() {
@@ -225,15 +226,28 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
     let p = proxy(&server.url);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let child = remote_run(&p.url, 2, &out)
-        .args(["--retries", "1", "--request-timeout", "30"])
+    // A long request timeout: under the suite's load one request of the first step can take
+    // minutes, and this test is about a server that answers 500, not one that is slow.
+    let mut child = remote_run(&p.url, 2, &out)
+        .args(["--retries", "1", "--request-timeout", "900"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let first = wait_for(Duration::from_secs(900), || {
+    let mut exited = None;
+    let first = wait_for(Duration::from_secs(1200), || {
+        if let Ok(Some(status)) = child.try_wait() {
+            exited = Some(status);
+            return true;
+        }
         out.exists() && !state_files(&out).is_empty()
     });
+    if let Some(status) = exited {
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        // It may have finished the first step just before it ended, but it must not end alone.
+        panic!("the run ended ({status}) before the server failed:\n{stderr}");
+    }
     assert!(first, "the first step never finished");
     p.set(Mode::Status500);
     let o = child.wait_with_output().unwrap();
