@@ -98,7 +98,22 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
     for (k, (q, spec)) in cases.into_iter().enumerate() {
         for sampled in [false, true] {
             let prompt = Prompt::Chat(vec![Message::system(sys), Message::user(q)]);
-            let mut g = GenerateRequest::new(prompt, 160);
+            // A plan's budget covers its longest complete reply (a token a character at worst,
+            // as in digit runs): the test is about the constraint, not the model's verbosity.
+            let budget = match &spec {
+                ConstraintSpec::Plan {
+                    times,
+                    max_activity_chars,
+                } => {
+                    let lines = match times {
+                        PlanTimes::Fixed(t) => t.len(),
+                        PlanTimes::Increasing { max_lines, .. } => *max_lines,
+                    };
+                    lines * (max_activity_chars + 12)
+                }
+                _ => 160,
+            };
+            let mut g = GenerateRequest::new(prompt, budget);
             if sampled {
                 g.sampling = Sampling::temperature(0.7);
                 g.sampling.top_p = 0.9;

@@ -244,7 +244,12 @@ fn a_run_whose_server_fails_keeps_its_last_step_and_resumes() {
     });
     if let Some(status) = exited {
         let mut stderr = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
         // It may have finished the first step just before it ended, but it must not end alone.
         panic!("the run ended ({status}) before the server failed:\n{stderr}");
     }

@@ -135,10 +135,17 @@ fn kernel_bytes(info: &TensorInfo, format: WeightFormat) -> u64 {
         WeightFormat::Quantized if cols.is_multiple_of(QK_K) => match info.ggml_dtype {
             GgmlDType::Q4K => KQuant::Q4K.matrix_bytes(n as usize / cols, cols) as u64,
             GgmlDType::Q6K => KQuant::Q6K.matrix_bytes(n as usize / cols, cols) as u64,
-            _ => n / 32 * 36,
+            _ => q8_bytes(n, cols),
         },
-        _ => n / 32 * 36,
+        _ => q8_bytes(n, cols),
     }
+}
+
+/// Bytes of `n` values in rows of `cols` as Q8_0 on our kernels (36 bytes per 32 values, the
+/// rows padded to panels of 16 where the kernels hold panels).
+fn q8_bytes(n: u64, cols: usize) -> u64 {
+    let rows = n as usize / cols.max(1);
+    super::kernels::q8_matrix_bytes(rows, cols) as u64
 }
 
 /// Free memory where `device` holds a model, in bytes, if it can be told: `$`[`MEMORY_ENV`],

@@ -47,11 +47,7 @@ pub(super) fn load_weight(
                 }
                 Ok(blocks)
             })?;
-            Ok(Weight::Q8 {
-                rows,
-                cols,
-                blocks: chunks.concat(),
-            })
+            Ok(Weight::q8(rows, cols, chunks.concat()))
         }
         WeightFormat::F32 => Ok(Weight::F32 {
             rows,

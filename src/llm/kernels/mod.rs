@@ -211,8 +211,21 @@ pub fn has_amx() -> bool {
     false
 }
 
-/// AVX-512 BW and VNNI for the K-quant dots (64 values a step), unless `HUMANOID_NO_AVX512`
-/// is set (to compare with the 256-bit path; the two give the same bits).
+/// Bytes of a `rows × cols` Q8_0 matrix as the kernels hold it: in blocks, or in panels of 16
+/// rows (the last padded) where the AVX-512 kernel multiplies it.
+pub fn q8_matrix_bytes(rows: usize, cols: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    let rows = if has_avx512() {
+        rows.div_ceil(q8_panels::PANEL) * q8_panels::PANEL
+    } else {
+        rows
+    };
+    rows * (cols / QK) * std::mem::size_of::<BlockQ8>()
+}
+
+/// AVX-512 BW and VNNI for the K-quant dots (64 values a step) and the Q8_0 panels, unless
+/// `HUMANOID_NO_AVX512` is set (to compare with the 256-bit paths: the K-quant dots give the
+/// same bits; Q8_0 falls back to its blocks, whose f32 sums are in another order).
 #[cfg(target_arch = "x86_64")]
 fn has_avx512() -> bool {
     use std::sync::OnceLock;
@@ -235,6 +248,8 @@ pub mod kquant_amx;
 mod kquant_avx2;
 #[cfg(target_arch = "x86_64")]
 mod kquant_avx512;
+#[cfg(target_arch = "x86_64")]
+mod q8_panels;
 
 mod weight;
 

@@ -34,6 +34,13 @@ pub enum Weight {
         cols: usize,
         bytes: Vec<u8>,
     },
+    /// Q8_0 blocks repacked into panels of 16 rows for the AVX-512 VNNI kernel (`q8_panels`);
+    /// built only where [`super::has_avx512`] holds.
+    Q8Panels {
+        rows: usize,
+        cols: usize,
+        bytes: Vec<u8>,
+    },
     /// Matrices of the same width stacked by rows, in formats that differ (e.g. a Q4_K query
     /// projection above a Q6_K value projection).
     Stacked { cols: usize, parts: Vec<Weight> },
@@ -48,6 +55,17 @@ impl Weight {
             .par_chunks_mut(nb)
             .zip(data.par_chunks(cols))
             .for_each(|(b, r)| quantize_row(r, b));
+        Weight::q8(rows, cols, blocks)
+    }
+
+    /// A Q8_0 weight from its row-major blocks: in panels where the AVX-512 kernel multiplies
+    /// it ([`super::has_avx512`]), else as blocks.
+    pub fn q8(rows: usize, cols: usize, blocks: Vec<BlockQ8>) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if super::has_avx512() {
+            let bytes = super::q8_panels::repack(&blocks, rows, cols / QK);
+            return Weight::Q8Panels { rows, cols, bytes };
+        }
         Weight::Q8 { rows, cols, blocks }
     }
 
@@ -103,7 +121,8 @@ impl Weight {
         }
         // Panels concatenate where no part has padding rows.
         let tiles_of = |p: &Weight| match p {
-            Weight::Tiles { kind, rows, .. } if rows % 16 == 0 => Some(*kind),
+            Weight::Tiles { kind, rows, .. } if rows % 16 == 0 => Some(Some(*kind)),
+            Weight::Q8Panels { rows, .. } if rows % 16 == 0 => Some(None),
             _ => None,
         };
         let kind = tiles_of(&parts[0]);
@@ -111,16 +130,18 @@ impl Weight {
             let bytes = parts
                 .into_iter()
                 .flat_map(|p| match p {
-                    Weight::Tiles { bytes, .. } => bytes,
+                    Weight::Tiles { bytes, .. } | Weight::Q8Panels { bytes, .. } => bytes,
                     _ => unreachable!(),
                 })
                 .collect();
-            let kind = kind.unwrap_or(KQuant::Q4K);
-            return Weight::Tiles {
-                kind,
-                rows,
-                cols,
-                bytes,
+            return match kind.flatten() {
+                Some(kind) => Weight::Tiles {
+                    kind,
+                    rows,
+                    cols,
+                    bytes,
+                },
+                None => Weight::Q8Panels { rows, cols, bytes },
             };
         }
         Weight::Stacked { cols, parts }
@@ -132,7 +153,8 @@ impl Weight {
             Weight::Q8 { rows, .. }
             | Weight::F32 { rows, .. }
             | Weight::K { rows, .. }
-            | Weight::Tiles { rows, .. } => *rows,
+            | Weight::Tiles { rows, .. }
+            | Weight::Q8Panels { rows, .. } => *rows,
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::rows).sum(),
         }
     }
@@ -144,6 +166,7 @@ impl Weight {
             | Weight::F32 { cols, .. }
             | Weight::K { cols, .. }
             | Weight::Tiles { cols, .. }
+            | Weight::Q8Panels { cols, .. }
             | Weight::Stacked { cols, .. } => *cols,
         }
     }
@@ -153,7 +176,9 @@ impl Weight {
         match self {
             Weight::Q8 { blocks, .. } => std::mem::size_of_val(blocks.as_slice()),
             Weight::F32 { data, .. } => data.len() * 4,
-            Weight::K { bytes, .. } | Weight::Tiles { bytes, .. } => bytes.len(),
+            Weight::K { bytes, .. }
+            | Weight::Tiles { bytes, .. }
+            | Weight::Q8Panels { bytes, .. } => bytes.len(),
             Weight::Stacked { parts, .. } => parts.iter().map(Weight::size_bytes).sum(),
         }
     }
@@ -176,8 +201,14 @@ impl Weight {
             Weight::Tiles {
                 kind, cols, bytes, ..
             } => super::kquant_amx::dequantize_row(*kind, bytes, *cols, r, out),
+            #[cfg(target_arch = "x86_64")]
+            Weight::Q8Panels { cols, bytes, .. } => {
+                super::q8_panels::dequantize_row(bytes, *cols, r, out)
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Weight::Tiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
+            Weight::Tiles { .. } | Weight::Q8Panels { .. } => {
+                unreachable!("AMX tiles exist only on x86_64")
+            }
             Weight::Stacked { parts, .. } => {
                 let mut r = r;
                 for p in parts {
@@ -270,14 +301,34 @@ impl Weight {
                     }
                 });
             }
+            #[cfg(target_arch = "x86_64")]
+            Weight::Q8Panels { bytes, .. } => {
+                use super::q8_panels::{self, PANEL_BLOCK};
+                let nb = k / QK;
+                let xq = quantize_rows_q8(x, k);
+                let off = q8_panels::offsets(&xq);
+                let yp = SendPtr(y.as_mut_ptr());
+                par_over_rows(n_out.div_ceil(16), t, nb * PANEL_BLOCK, |p0, p1| {
+                    // SAFETY: the panels exist only where `has_avx512` holds; each task
+                    // writes only its panels' columns of y.
+                    unsafe {
+                        q8_panels::matmul_panels(
+                            bytes,
+                            nb,
+                            (&xq, &off, t),
+                            (yp.get(), n_out),
+                            (p0, p1),
+                        )
+                    }
+                });
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Weight::Tiles { .. } => unreachable!("AMX tiles exist only on x86_64"),
+            Weight::Tiles { .. } | Weight::Q8Panels { .. } => {
+                unreachable!("panels exist only on x86_64")
+            }
             Weight::Q8 { blocks, .. } => {
                 let nb = k / QK;
-                let mut xq = vec![BlockQ8::default(); t * nb];
-                xq.par_chunks_mut(nb)
-                    .zip(x.par_chunks(k))
-                    .for_each(|(b, r)| quantize_row(r, b));
+                let xq = quantize_rows_q8(x, k);
                 let yp = SendPtr(y.as_mut_ptr());
                 let row_bytes = nb * std::mem::size_of::<BlockQ8>();
                 par_over_rows(n_out, t, row_bytes, |n0, n1| {
@@ -321,4 +372,14 @@ impl Weight {
             }
         }
     }
+}
+
+/// The rows of `x` (`cols` wide) quantized to Q8_0 blocks, row-major.
+fn quantize_rows_q8(x: &[f32], cols: usize) -> Vec<BlockQ8> {
+    let nb = cols / QK;
+    let mut xq = vec![BlockQ8::default(); x.len() / cols * nb];
+    xq.par_chunks_mut(nb)
+        .zip(x.par_chunks(cols))
+        .for_each(|(b, r)| quantize_row(r, b));
+    xq
 }
