@@ -68,7 +68,7 @@ pub(super) fn weight_from_raw(m: RawMatrix) -> std::result::Result<Weight, Strin
     if let Some(kind) = kind {
         if m.cols.is_multiple_of(kernels::kquant::QK_K) {
             #[cfg(target_arch = "x86_64")]
-            if kernels::has_amx() {
+            if kernels::has_kquant_panels() {
                 return Ok(Weight::Tiles {
                     kind,
                     rows: m.rows,

@@ -49,7 +49,7 @@ impl KQuant {
     /// or in panels of 16 rows where the AMX tiles multiply it.
     pub fn matrix_bytes(self, rows: usize, cols: usize) -> usize {
         let nb = cols / QK_K;
-        if super::has_amx() {
+        if super::has_kquant_panels() {
             rows.div_ceil(16) * nb * self.panel_block_bytes()
         } else {
             rows * nb * self.block_bytes()

@@ -211,6 +211,15 @@ pub fn has_amx() -> bool {
     false
 }
 
+/// Whether K-quant matrices are held in panels of 16 rows ([`kquant_amx`]) and multiplied on
+/// the AMX tiles or, without them, on AVX-512 VNNI; else in their blocks.
+pub fn has_kquant_panels() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return kquant_amx::panels();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Bytes of a `rows × cols` Q8_0 matrix as the kernels hold it: in blocks, or in panels of 16
 /// rows (the last padded) where the AVX-512 kernel multiplies it.
 pub fn q8_matrix_bytes(rows: usize, cols: usize) -> usize {

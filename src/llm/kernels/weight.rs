@@ -26,8 +26,8 @@ pub enum Weight {
         cols: usize,
         bytes: Vec<u8>,
     },
-    /// K-quant blocks repacked into panels of 16 rows for the AMX tiles (`kquant_amx`); built
-    /// only where [`super::has_amx`] holds.
+    /// K-quant blocks repacked into panels of 16 rows for the AMX tiles or AVX-512 VNNI
+    /// (`kquant_amx`); built only where [`super::has_kquant_panels`] holds.
     Tiles {
         kind: KQuant,
         rows: usize,
@@ -35,7 +35,7 @@ pub enum Weight {
         bytes: Vec<u8>,
     },
     /// Q8_0 blocks repacked into panels of 16 rows for the AVX-512 VNNI kernel (`q8_panels`);
-    /// built only where [`super::has_avx512`] holds.
+    /// built only where the CPU has AVX-512 VNNI.
     Q8Panels {
         rows: usize,
         cols: usize,
@@ -59,7 +59,7 @@ impl Weight {
     }
 
     /// A Q8_0 weight from its row-major blocks: in panels where the AVX-512 kernel multiplies
-    /// it ([`super::has_avx512`]), else as blocks.
+    /// it (AVX-512 VNNI), else as blocks.
     pub fn q8(rows: usize, cols: usize, blocks: Vec<BlockQ8>) -> Self {
         #[cfg(target_arch = "x86_64")]
         if super::has_avx512() {
@@ -294,7 +294,7 @@ impl Weight {
                 let yp = SendPtr(y.as_mut_ptr());
                 let panel_bytes = nb * amx::panel_block_bytes(kind);
                 par_over_rows(n_out.div_ceil(PANEL), t, panel_bytes, |p0, p1| {
-                    // SAFETY: the tiles exist only where `has_amx` holds; each task writes
+                    // SAFETY: the panels exist only where `has_kquant_panels` holds; each task writes
                     // only its panels' columns of y.
                     unsafe {
                         amx::matmul_panels(kind, bytes, nb, &rows, (yp.get(), n_out), (p0, p1))

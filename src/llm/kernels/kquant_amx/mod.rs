@@ -130,10 +130,15 @@ pub struct Rows<'a> {
     pub t: usize,
 }
 
+/// Whether K-quant matrices are held in panels: AVX-512 VNNI, with or without the tiles.
+pub fn panels() -> bool {
+    super::has_avx512()
+}
+
 /// `y[r, 16·p + n]` for panels `p0..p1` and every row `r < t`.
 ///
 /// # Safety
-/// [`available`] must be true; `w` holds `kind`'s panels of `nb` blocks a row, and `y` points
+/// [`panels`] must be true; `w` holds `kind`'s panels of `nb` blocks a row, and `y` points
 /// at a `t × n_out` matrix of which this call writes only its panels' columns.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn matmul_panels(
@@ -149,7 +154,13 @@ pub unsafe fn matmul_panels(
     let t = rows.t;
     // Q4_K's nibbles are split into bytes once per panel for all its row tiles, unless the
     // rows are too few for the tiles (the vector dots read the nibbles).
-    let split = kind == KQuant::Q4K && t >= VECTOR_BELOW;
+    // Without the tiles (AVX-512 VNNI only) every batch takes the vector dots.
+    let below = if available() {
+        VECTOR_BELOW
+    } else {
+        usize::MAX
+    };
+    let split = kind == KQuant::Q4K && t >= below;
     SCRATCH.with_borrow_mut(|unpacked| {
         if split && unpacked.len() < nb {
             unpacked.resize_with(nb, || Buf([0; 4096]));
@@ -174,7 +185,7 @@ pub unsafe fn matmul_panels(
         let mut r0 = 0;
         while r0 < t {
             let mr = (t - r0).min(16);
-            if mr != configured && mr >= VECTOR_BELOW {
+            if mr != configured && mr >= below {
                 let cfg = TileConfig::new(mr, sub);
                 asm!("ldtilecfg [{}]", in(reg) cfg.0.as_ptr(), options(nostack, readonly));
                 configured = mr;
@@ -191,6 +202,7 @@ pub unsafe fn matmul_panels(
                 rows,
                 r0,
                 mr,
+                below,
             };
             let cols = (n_out - p * PANEL).min(PANEL);
             let out = (y.add(r0 * n_out + p * PANEL), n_out, cols);
@@ -241,6 +253,8 @@ struct RowTile<'a> {
     rows: &'a Rows<'a>,
     r0: usize,
     mr: usize,
+    /// Fewer rows than this take the vector dots ([`VECTOR_BELOW`], or all without the tiles).
+    below: usize,
 }
 
 impl RowTile<'_> {
@@ -266,7 +280,7 @@ impl RowTile<'_> {
                 let a = xa.add(self.sub * g);
                 if self.packed {
                     vector_dots_q4k(self.tiles[i].add(512 * (g / 2)), a, stride, mr, cbuf);
-                } else if mr < VECTOR_BELOW {
+                } else if mr < self.below {
                     vector_dots(b, a, stride, mr, self.sub, tile_bytes, cbuf);
                 } else {
                     tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
