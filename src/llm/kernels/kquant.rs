@@ -383,6 +383,42 @@ pub(super) mod tests {
         out
     }
 
+    /// Checks a panel matrix against the same matrix in blocks (37 rows): rows 0, 15, 16 and 36
+    /// decode to the same values, 40 rows multiply within `tol` (relative, at least 1), and
+    /// each batch size in `sizes` gives its rows the same bits as the 40-row batch.
+    pub(in super::super) fn check_panels(
+        what: &str,
+        (panels, plain): (&super::super::Weight, &super::super::Weight),
+        tol: f32,
+        sizes: &[usize],
+    ) {
+        let (rows, cols) = (plain.rows(), plain.cols());
+        let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
+        for r in [0, 15, 16, 36] {
+            panels.row_f32(r, &mut a);
+            plain.row_f32(r, &mut b);
+            assert_eq!(a, b, "{what} row {r}");
+        }
+        let t = 40;
+        let x = lcg(11, t * cols);
+        let mut want = vec![0f32; t * rows];
+        plain.matmul(&x, &mut want);
+        let mut all = vec![0f32; t * rows];
+        panels.matmul(&x, &mut all);
+        for (i, (g, w)) in all.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= tol * w.abs().max(1.0),
+                "{what} {i}: {g} vs {w}"
+            );
+        }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for &n in sizes {
+            let mut part = vec![0f32; n * rows];
+            panels.matmul(&x[..n * cols], &mut part);
+            assert_eq!(bits(&part), bits(&all[..n * rows]), "{what}, {n} rows");
+        }
+    }
+
     /// `n` reproducible values in [-1, 1).
     pub(in super::super) fn lcg(seed: u64, n: usize) -> Vec<f32> {
         let mut s = seed;

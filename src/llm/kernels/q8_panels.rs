@@ -151,20 +151,9 @@ unsafe fn rows<const R: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::kquant::tests::{check_panels, lcg};
     use super::super::{quantize_row, Weight};
     use super::*;
-
-    fn lcg(seed: u64, n: usize) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    }
 
     #[test]
     fn q8_panels_agree_with_the_avx2_kernels_and_do_not_depend_on_the_batch() {
@@ -186,27 +175,11 @@ mod tests {
             bytes: repack(&blocks, rows, nb),
         };
         let plain = Weight::Q8 { rows, cols, blocks };
-        let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
-        for r in [0, 15, 16, 36] {
-            panels.row_f32(r, &mut a);
-            plain.row_f32(r, &mut b);
-            assert_eq!(a, b, "row {r}");
-        }
-        let t = 40;
-        let x = lcg(11, t * cols);
-        let mut want = vec![0f32; t * rows];
-        plain.matmul(&x, &mut want);
-        let mut all = vec![0f32; t * rows];
-        panels.matmul(&x, &mut all);
-        for (i, (g, w)) in all.iter().zip(&want).enumerate() {
-            assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{i}: {g} vs {w}");
-        }
-        // Every batch size gives each row the same bits.
-        for n in [1, 2, 3, 4, 8, 9, 16, 17, 33] {
-            let mut part = vec![0f32; n * rows];
-            panels.matmul(&x[..n * cols], &mut part);
-            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&part), bits(&all[..n * rows]), "{n} rows");
-        }
+        check_panels(
+            "Q8_0",
+            (&panels, &plain),
+            1e-4,
+            &[1, 2, 3, 4, 8, 9, 16, 17, 33],
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The tile kernels against the 512-bit ones, over batch sizes and padded panels.
 
-use super::super::kquant::tests::{encode, lcg};
+use super::super::kquant::tests::{check_panels, encode, lcg};
 use super::super::kquant::{self, KQuant};
 use super::super::Weight;
 use super::*;
@@ -26,38 +26,13 @@ fn check(kind: KQuant) {
         cols,
         bytes: kquant::repack(kind, &file),
     };
-    // Decoding: the same values as the file's blocks.
-    let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
-    for r in [0, 15, 16, 36] {
-        tiles.row_f32(r, &mut a);
-        plain.row_f32(r, &mut b);
-        assert_eq!(a, b, "{kind:?} row {r}");
-    }
-    let t = 40;
-    let x = lcg(11, t * cols);
-    let mut want = vec![0f32; t * rows];
-    plain.matmul(&x, &mut want);
-    let mut all = vec![0f32; t * rows];
-    tiles.matmul(&x, &mut all);
-    for (i, (g, w)) in all.iter().zip(&want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-3 * w.abs().max(1.0),
-            "{kind:?} {i}: {g} vs {w}"
-        );
-    }
-    // Every batch size gives each row the same bits (fewer than 4 rows: vector dots).
-    for n in [1, 3, 4, 16, 17, 33] {
-        let mut part = vec![0f32; n * rows];
-        tiles.matmul(&x[..n * cols], &mut part);
-        assert_eq!(
-            part.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            all[..n * rows]
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>(),
-            "{kind:?}, {n} rows"
-        );
-    }
+    // Fewer than 4 rows take the vector dots where the tiles exist.
+    check_panels(
+        &format!("{kind:?}"),
+        (&tiles, &plain),
+        1e-3,
+        &[1, 3, 4, 16, 17, 33],
+    );
 }
 
 #[test]
