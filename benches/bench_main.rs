@@ -41,7 +41,7 @@ fn kquant_matmul(c: &mut Criterion) {
     }
     let (n, k) = (8960, 1536);
     let w = data(n * k, 1);
-    let weights = [
+    let mut weights = vec![
         ("q8_0", Weight::q8_from_f32(&w, n, k)),
         (
             "q4_k",
@@ -62,9 +62,29 @@ fn kquant_matmul(c: &mut Criterion) {
             },
         ),
     ];
+    // The panels of 16 rows that AVX-512 VNNI machines multiply (`kquant_amx`).
+    #[cfg(target_arch = "x86_64")]
+    if humanoid::llm::kernels::has_kquant_panels() {
+        use humanoid::llm::kernels::kquant_amx::repack;
+        for (name, kind, raw) in [
+            ("q4_k_panels", KQuant::Q4K, raw::<BlockQ4K>(&w)),
+            ("q6_k_panels", KQuant::Q6K, raw::<BlockQ6K>(&w)),
+        ] {
+            let bytes = repack(kind, &raw, n, k);
+            weights.push((
+                name,
+                Weight::Tiles {
+                    kind,
+                    rows: n,
+                    cols: k,
+                    bytes,
+                },
+            ));
+        }
+    }
     let mut g = c.benchmark_group("matmul_8960x1536");
     g.sample_size(10);
-    for rows in [1usize, 64] {
+    for rows in [1usize, 16, 64] {
         let x = data(rows * k, 2);
         let mut y = vec![0f32; rows * n];
         for (name, wt) in &weights {

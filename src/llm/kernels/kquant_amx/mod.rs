@@ -202,11 +202,17 @@ pub unsafe fn matmul_panels(
                 rows,
                 r0,
                 mr,
-                below,
             };
             let cols = (n_out - p * PANEL).min(PANEL);
             let out = (y.add(r0 * n_out + p * PANEL), n_out, cols);
-            if mr == 16 {
+            // Q4_K's packed nibbles take `run`: the dots of all the rows, then their f32 steps
+            // (measured faster than `run_vector` for them, slower for the other cases).
+            if mr < below && !job.packed {
+                match kind {
+                    KQuant::Q4K => job.run_vector::<8, 1>(out),
+                    KQuant::Q6K => job.run_vector::<4, 2>(out),
+                }
+            } else if mr == 16 {
                 job.run::<true>(&mut cbuf, out)
             } else {
                 job.run::<false>(&mut cbuf, out)
@@ -253,8 +259,6 @@ struct RowTile<'a> {
     rows: &'a Rows<'a>,
     r0: usize,
     mr: usize,
-    /// Fewer rows than this take the vector dots ([`VECTOR_BELOW`], or all without the tiles).
-    below: usize,
 }
 
 impl RowTile<'_> {
@@ -280,8 +284,6 @@ impl RowTile<'_> {
                 let a = xa.add(self.sub * g);
                 if self.packed {
                     vector_dots_q4k(self.tiles[i].add(512 * (g / 2)), a, stride, mr, cbuf);
-                } else if mr < self.below {
-                    vector_dots(b, a, stride, mr, self.sub, tile_bytes, cbuf);
                 } else {
                     tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
                 }
@@ -295,6 +297,56 @@ impl RowTile<'_> {
                         *a = _mm512_fmadd_ps(dot, mul, *a);
                         *a = _mm512_fnmadd_ps(off, _mm512_set1_ps(rs[1 + g + h]), *a);
                     }
+                }
+            }
+        }
+        let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
+        for (r, a) in acc.iter().enumerate().take(mr) {
+            _mm512_mask_storeu_ps(y.add(r * n_out), mask, *a);
+        }
+    }
+
+    /// As [`Self::run`] for fewer rows than [`VECTOR_BELOW`] (or any number without the tiles),
+    /// with AVX-512 VNNI: the dots of a pair of sub-blocks (`KK` groups of 4 values each) stay
+    /// in registers, four activation rows at a time against the pair's weights, then take the
+    /// same f32 steps as the tiles'.
+    #[inline(always)]
+    unsafe fn run_vector<const KK: usize, const R: usize>(
+        &self,
+        (y, n_out, cols): (*mut f32, usize, usize),
+    ) {
+        let mr = self.mr;
+        let stride = self.nb * std::mem::size_of::<BlockQ8K>();
+        let qs_at = std::mem::offset_of!(BlockQ8K, qs);
+        let mut acc = [_mm512_setzero_ps(); 16];
+        for i in 0..self.nb {
+            let blk = self.panel.add(i * self.pb);
+            let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
+            let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            for g in (0..self.nsub).step_by(2) {
+                let b = self.tiles[i].add(16 * self.sub * g);
+                // No closures here: they would not inherit the caller's target features.
+                let mut w = [[_mm512_setzero_si512(); KK]; 2];
+                for (h, wh) in w.iter_mut().enumerate() {
+                    for (kk, v) in wh.iter_mut().enumerate() {
+                        *v = _mm512_loadu_si512(b.add(16 * self.sub * h + 64 * kk) as *const _);
+                    }
+                }
+                let scales = [self.scales(blk, g), self.scales(blk, g + 1)];
+                let a = xa.add(self.sub * g);
+                let mut r = 0;
+                while r + R <= mr {
+                    let c = pair_dots::<KK, R>(&w, a.add(r * stride), stride);
+                    for (k, c) in c.iter().enumerate() {
+                        let rs = &*sums.add((r + k) * self.nb);
+                        scale_pair(&mut acc[r + k], c, &scales, rs, g);
+                    }
+                    r += R;
+                }
+                while r < mr {
+                    let [c] = pair_dots::<KK, 1>(&w, a.add(r * stride), stride);
+                    scale_pair(&mut acc[r], &c, &scales, &*sums.add(r * self.nb), g);
+                    r += 1;
                 }
             }
         }
@@ -358,7 +410,7 @@ unsafe fn tile_dots(
     );
 }
 
-/// As [`vector_dots`] for Q4_K's packed pair of sub-blocks (low and high nibbles).
+/// As [`tile_dots`], with AVX-512 VNNI, for `mr` rows and Q4_K's packed pair of sub-blocks (low and high nibbles).
 #[inline(always)]
 unsafe fn vector_dots_q4k(
     b: *const u8,
@@ -377,45 +429,59 @@ unsafe fn vector_dots_q4k(
     }
     for r in 0..mr {
         let x = a.add(r * stride);
-        let (mut c0, mut c1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+        // Two chains a sub-block (even and odd groups of 4), so four overlap.
+        let mut c = [_mm512_setzero_si512(); 4];
         for v in 0..8 {
             let x0 = _mm512_set1_epi32((x.add(4 * v) as *const i32).read_unaligned());
             let x1 = _mm512_set1_epi32((x.add(32 + 4 * v) as *const i32).read_unaligned());
-            c0 = _mm512_dpbusd_epi32(c0, lo[v], x0);
-            c1 = _mm512_dpbusd_epi32(c1, hi[v], x1);
+            c[v & 1] = _mm512_dpbusd_epi32(c[v & 1], lo[v], x0);
+            c[2 + (v & 1)] = _mm512_dpbusd_epi32(c[2 + (v & 1)], hi[v], x1);
         }
+        let c0 = _mm512_add_epi32(c[0], c[1]);
+        let c1 = _mm512_add_epi32(c[2], c[3]);
         _mm512_store_si512(cbuf.0.as_mut_ptr().add(64 * r) as *mut _, c0);
         _mm512_store_si512(cbuf.0.as_mut_ptr().add(1024 + 64 * r) as *mut _, c1);
     }
 }
 
-/// As [`tile_dots`] for `mr` rows, with `vpdpbusd`: a tile's 64 bytes of one `kk` are 16
-/// weight rows × 4 consecutive values, its order.
+/// One row's f32 steps for the pair of sub-blocks `g, g+1` (the tiles' order): `c` its integer
+/// dots, `rs` its [`row_sums`] of the block.
 #[inline(always)]
-unsafe fn vector_dots(
-    b: *const u8,
+unsafe fn scale_pair(
+    acc: &mut __m512,
+    c: &[__m512i; 2],
+    scales: &[(__m512, __m512); 2],
+    rs: &[f32; 17],
+    g: usize,
+) {
+    for (h, (mul, off)) in scales.iter().enumerate() {
+        let dot = _mm512_mul_ps(_mm512_cvtepi32_ps(c[h]), _mm512_set1_ps(rs[0]));
+        *acc = _mm512_fmadd_ps(dot, *mul, *acc);
+        *acc = _mm512_fnmadd_ps(*off, _mm512_set1_ps(rs[1 + g + h]), *acc);
+    }
+}
+
+/// The integer dots of `R` activation rows (`a`: the first row's first sub-block of the pair,
+/// rows `stride` apart, sub-blocks `4·KK` bytes apart) with a pair of sub-blocks' weights, in
+/// the tiles' order: `w[h][kk]` holds 16 weight rows × 4 consecutive values. The rows' `2·R`
+/// chains of `vpdpbusd` are independent, so they overlap.
+#[inline(always)]
+unsafe fn pair_dots<const KK: usize, const R: usize>(
+    w: &[[__m512i; KK]; 2],
     a: *const u8,
     stride: usize,
-    mr: usize,
-    sub: usize,
-    tile_bytes: usize,
-    cbuf: &mut Buf<2048>,
-) {
-    for h in 0..2 {
-        let mut w = [_mm512_setzero_si512(); 8];
-        for (kk, v) in w.iter_mut().enumerate().take(sub / 4) {
-            *v = _mm512_loadu_si512(b.add(h * tile_bytes + 64 * kk) as *const _);
-        }
-        for r in 0..mr {
-            let x = a.add(r * stride + h * sub);
-            let mut c = _mm512_setzero_si512();
-            for (kk, v) in w.iter().enumerate().take(sub / 4) {
-                let xs = _mm512_set1_epi32((x.add(4 * kk) as *const i32).read_unaligned());
-                c = _mm512_dpbusd_epi32(c, *v, xs);
+) -> [[__m512i; 2]; R] {
+    let mut c = [[_mm512_setzero_si512(); 2]; R];
+    for kk in 0..KK {
+        for (r, cr) in c.iter_mut().enumerate() {
+            let row = a.add(r * stride);
+            for (h, (ch, wh)) in cr.iter_mut().zip(w).enumerate() {
+                let x = row.add(4 * (h * KK + kk)) as *const i32;
+                *ch = _mm512_dpbusd_epi32(*ch, wh[kk], _mm512_set1_epi32(x.read_unaligned()));
             }
-            _mm512_store_si512(cbuf.0.as_mut_ptr().add(1024 * h + 64 * r) as *mut _, c);
         }
     }
+    c
 }
 
 #[cfg(test)]
