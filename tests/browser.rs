@@ -320,6 +320,7 @@ fn synthetic_run(
         steps: u64::from(steps),
         conditions: vec![],
         injections: Vec::new(),
+        yes_threshold: Default::default(),
         backend: None,
     };
     std::fs::write(

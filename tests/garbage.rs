@@ -104,6 +104,7 @@ fn a_model_answering_nonsense_cannot_break_a_run() {
         steps: 6,
         conditions: vec![],
         injections: Vec::new(),
+        yes_threshold: Default::default(),
         backend: None,
     };
     let parts = RuntimeParts::new(engine, Box::new(embedder));

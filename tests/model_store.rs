@@ -66,6 +66,11 @@ fn shipped_manifests_parse() {
         "qwen2.5-coder ships as 22 chunks"
     );
     assert_eq!(qwen.license.as_deref(), Some("Apache-2.0"));
+    assert_eq!(
+        qwen.yes_threshold.per_need(),
+        [0.5, 0.5, 0.6, 0.5, 0.5],
+        "the 1.5B's fun threshold, tuned on the judge development set"
+    );
     let gemma = find_manifest(&models_dir(), "gemma3-270m").expect("gemma manifest");
     assert_eq!(gemma.files[0].pip.len(), 4, "gemma3 ships as four chunks");
 }
@@ -503,4 +508,31 @@ fn missing_files_without_fetch_and_wrong_sizes() {
         .expect_err("no script")
         .to_string();
     assert!(msg.contains("no fetch script"), "{msg}");
+}
+
+#[test]
+fn a_manifest_yes_threshold_names_needs_and_probabilities() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("m.toml");
+    let text = |t: &str| {
+        manifest_text("m", "m.gguf", 1, "").replacen(
+            "main = \"m.gguf\"\n",
+            &format!("main = \"m.gguf\"\nyes_threshold = {t}\n"),
+            1,
+        )
+    };
+    write(&path, &text("{ fun = 0.6, health = 0.4 }"));
+    let m = Manifest::load(&path).expect("valid thresholds");
+    assert_eq!(m.yes_threshold.per_need(), [0.5, 0.5, 0.6, 0.4, 0.5]);
+    for (bad, field, says) in [
+        ("{ hunger = 0.6 }", "yes_threshold.hunger", "unknown need"),
+        ("{ fun = 1.5 }", "yes_threshold.fun", "not between 0 and 1"),
+    ] {
+        write(&path, &text(bad));
+        let err = Manifest::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(field) && err.contains(says) && err.contains("m.toml"),
+            "{bad}: {err}"
+        );
+    }
 }

@@ -252,8 +252,9 @@ pub async fn act(
             .chosen("emotion", r, &emotions, 0)
             .map(|c| Emotion::ALL[c.index]);
     }
-    for need in Need::ALL {
-        if mind.yes(&format!("need_{}", need.as_str()), next(), false) {
+    for (need, threshold) in Need::ALL.into_iter().zip(mind.yes_threshold) {
+        let purpose = format!("need_{}", need.as_str());
+        if mind.yes_above(&purpose, next(), false, threshold) {
             eval.satisfied.push(need);
         }
     }

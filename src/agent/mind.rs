@@ -45,6 +45,9 @@ pub struct Mind<'a> {
     pub embedder: Option<&'a RefCell<Box<dyn TextEmbedder>>>,
     pub date: NaiveDate,
     pub minutes: u32,
+    /// Per need ([`crate::world::Need::ALL`] order), the P(yes) above which an answer
+    /// counts as satisfying it (0.5 unless the model's manifest tunes it).
+    pub yes_threshold: [f32; 5],
     fallbacks: RefCell<Vec<Fallback>>,
 }
 
@@ -71,8 +74,15 @@ impl<'a> Mind<'a> {
             embedder: None,
             date,
             minutes,
+            yes_threshold: [0.5; 5],
             fallbacks: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The same mind with need thresholds other than 0.5 (a model's `yes_threshold`).
+    pub fn with_yes_threshold(mut self, yes_threshold: [f32; 5]) -> Self {
+        self.yes_threshold = yes_threshold;
+        self
     }
 
     /// The same mind with an embedder for relevance priors.
@@ -173,6 +183,22 @@ impl<'a> Mind<'a> {
         let options = ["yes", "no"];
         match self.chosen(purpose, result, &options, usize::from(!default)) {
             Some(c) => c.index == 0,
+            None => default,
+        }
+    }
+
+    /// Interprets a yes/no result as yes when P(yes) is above `threshold` (`default` on
+    /// error).
+    pub fn yes_above(
+        &self,
+        purpose: &str,
+        result: Result<Response, crate::llm::LlmError>,
+        default: bool,
+        threshold: f32,
+    ) -> bool {
+        let options = ["yes", "no"];
+        match self.chosen(purpose, result, &options, usize::from(!default)) {
+            Some(c) => c.probs.first().is_some_and(|&p| p > threshold),
             None => default,
         }
     }

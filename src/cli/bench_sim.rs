@@ -124,7 +124,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
         Some(cfg) => (format!("remote {}", opened.info.path), cfg.max_inflight),
         None => ("in-process".to_string(), a.model.max_num_seqs),
     };
-    let (backend, model) = (opened.inference, opened.info);
+    let (backend, model, yes_threshold) = (opened.inference, opened.info, opened.yes_threshold);
     let count = Rc::new(BatchCount::default());
     let backend = Box::new(Counted {
         inner: backend,
@@ -166,6 +166,7 @@ pub fn run(a: BenchSimArgs) -> Result<()> {
             steps,
             conditions: Vec::new(),
             injections: Vec::new(),
+            yes_threshold: yes_threshold.clone(),
             backend: remote.clone(),
         };
         let before = parts.engine.borrow().stats().clone();

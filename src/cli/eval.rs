@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use humanoid::eval::{self, sheet, DiffusionReport, ScoreReport, Snapshot};
 
@@ -46,7 +46,8 @@ pub struct JudgeArgs {
     /// The time of the world's first day, e.g. "10:00 am" (the default).
     #[arg(long, default_value = "10:00 am")]
     pub at: String,
-    /// plain: the more probable option, as a run decides; calibrated: each option's
+    /// plain: as a run decides (the more probable option; for a need, P(yes) above the
+    /// model's threshold, 0.5 unless its manifest tunes it); calibrated: each option's
     /// probability divided by its probability for content-free activities (Zhao et al. 2021).
     /// Several, comma-separated, are scored from the same model answers.
     #[arg(long, default_value = "plain", value_delimiter = ',')]
@@ -56,6 +57,10 @@ pub struct JudgeArgs {
     /// each asked in full. Default: a run's.
     #[arg(long, value_delimiter = ',')]
     pub prompt: Vec<humanoid::agent::act::JudgePrompt>,
+    /// Thresholds on P(yes) for the plain method instead of the model manifest's
+    /// `yes_threshold`, e.g. `fun=0.6,health=0.55` (a need not named takes 0.5).
+    #[arg(long, value_delimiter = ',', value_parser = parse_threshold)]
+    pub yes_threshold: Option<Vec<(String, f32)>>,
     /// Activities per engine batch (six questions each).
     #[arg(long, default_value_t = 8)]
     pub batch: usize,
@@ -125,8 +130,21 @@ pub fn run(c: EvalCommand) -> Result<()> {
     }
 }
 
+/// Reads `NEED=P` of `--yes-threshold`.
+fn parse_threshold(s: &str) -> std::result::Result<(String, f32), String> {
+    let (need, p) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected NEED=P, e.g. fun=0.6"))?;
+    let p = p
+        .trim()
+        .parse::<f32>()
+        .map_err(|e| format!("{s:?}: {p:?} is not a number ({e})"))?;
+    Ok((need.trim().to_string(), p))
+}
+
 fn judge(a: JudgeArgs) -> Result<()> {
     use humanoid::eval::judge::{self, JudgeContext, JudgeReport};
+    use humanoid::world::YesThresholds;
     use humanoid::world::{clock, World};
     let items = judge::read_items(&a.file)?;
     let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
@@ -149,6 +167,20 @@ fn judge(a: JudgeArgs) -> Result<()> {
     let minutes = clock::parse_time(&a.at)
         .ok_or_else(|| anyhow::anyhow!("--at {:?}: expected a time like \"10:00 am\"", a.at))?;
     let (resolved, mut engine) = a.model.load()?;
+    let yes_threshold = match &a.yes_threshold {
+        Some(pairs) => {
+            let t = YesThresholds(pairs.iter().cloned().collect());
+            if let Some((need, why)) = t.invalid() {
+                bail!("--yes-threshold {need}: {why}");
+            }
+            t
+        }
+        None => resolved
+            .manifest
+            .as_ref()
+            .map(|m| m.yes_threshold.clone())
+            .unwrap_or_default(),
+    };
     let model = resolved
         .path
         .file_name()
@@ -183,7 +215,13 @@ fn judge(a: JudgeArgs) -> Result<()> {
         });
         bar.finish_and_clear();
         for &method in &a.method {
-            let judged = judge::decide(&items, &asked, method, reference.as_deref());
+            let judged = judge::decide(
+                &items,
+                &asked,
+                method,
+                reference.as_deref(),
+                yes_threshold.per_need(),
+            );
             reports.push(JudgeReport {
                 model: model.clone(),
                 method,
@@ -195,6 +233,10 @@ fn judge(a: JudgeArgs) -> Result<()> {
                     clock::format_time(minutes)
                 ),
                 items: items.len(),
+                yes_threshold: match method {
+                    judge::Method::Plain => yes_threshold.clone(),
+                    judge::Method::Calibrated => YesThresholds::default(),
+                },
                 fallbacks: judged.iter().filter(|j| j.fallback.is_some()).count(),
                 dimensions: judge::scores(&items, &judged),
                 judgements: judged,
@@ -220,6 +262,15 @@ fn judge_table(r: &humanoid::eval::judge::JudgeReport) -> String {
         "{} activities judged by {} ({}, {} questions) as {} at {}; {} fallbacks\n",
         r.items, r.model, r.method, r.prompt, r.agent, r.at, r.fallbacks
     );
+    if !r.yes_threshold.is_empty() {
+        let t: Vec<String> = r
+            .yes_threshold
+            .0
+            .iter()
+            .map(|(n, p)| format!("{n} {p}"))
+            .collect();
+        s.push_str(&format!("yes above P(yes) {} (else 0.5)\n", t.join(", ")));
+    }
     if r.dimensions.is_empty() {
         s.push_str("activity | fullness social fun health energy (P(yes)) | emotion\n");
         for j in &r.judgements {

@@ -9,6 +9,7 @@ use humanoid::llm::Inference;
 use humanoid::model_store::sha256_file;
 use humanoid::remote::{default_tokenizer, RemoteClient, RemoteConfig};
 use humanoid::sim::ModelInfo;
+use humanoid::world::YesThresholds;
 
 use super::ModelArgs;
 
@@ -96,6 +97,9 @@ pub struct Opened {
     pub name: String,
     /// `remote`, or the local device.
     pub device: String,
+    /// The model's need thresholds from its manifest (none for a file without one, or a
+    /// server's model).
+    pub yes_threshold: YesThresholds,
 }
 
 /// Connects to the server of `remote`, or loads the local model of `model` (the device
@@ -113,6 +117,7 @@ pub fn open(remote: Option<&RemoteConfig>, model: &ModelArgs) -> Result<Opened> 
             info,
             name: cfg.model.clone(),
             device: "remote".into(),
+            yes_threshold: YesThresholds::default(),
         });
     }
     model
@@ -128,7 +133,11 @@ pub fn open(remote: Option<&RemoteConfig>, model: &ModelArgs) -> Result<Opened> 
     Ok(Opened {
         inference: Box::new(engine),
         info,
-        name: resolved.name,
         device: model.device.to_string(),
+        yes_threshold: resolved
+            .manifest
+            .map(|m| m.yes_threshold)
+            .unwrap_or_default(),
+        name: resolved.name,
     })
 }

@@ -151,6 +151,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         info: model,
         name: model_name,
         device,
+        yes_threshold,
     } = super::remote::open(remote.as_ref(), &a.model)?;
     let embedder = Embedder::load_default(true).context("loading the embedding model")?;
     let config = RunConfig {
@@ -170,6 +171,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         steps,
         conditions: conditions.iter().map(ToString::to_string).collect(),
         injections,
+        yes_threshold,
         backend: remote,
     };
     eprintln!(

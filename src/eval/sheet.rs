@@ -383,6 +383,7 @@ pub(crate) mod tests {
             steps: 3,
             conditions: vec![],
             injections: Vec::new(),
+            yes_threshold: Default::default(),
             backend: None,
         };
         std::fs::write(

@@ -1,6 +1,7 @@
 //! The simulation's text formats, below every other layer: the clock and plan lines
-//! ([`clock`]) and the emoji set ([`emoji`]). The world, the agents, the checker and the
+//! ([`clock`]), the emoji set ([`emoji`]) and the needs' names and thresholds ([`needs`]). The world, the agents, the checker and the
 //! engine's constraint machines all read and write them through here.
 
 pub mod clock;
 pub mod emoji;
+pub mod needs;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ModelStoreError, Result};
+use crate::formats::needs::YesThresholds;
 
 /// What a model is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -44,6 +45,11 @@ pub struct Manifest {
     /// The model's licence, as its authors state it (SPDX id), when known.
     #[serde(default)]
     pub license: Option<String>,
+    /// Per need, the P(yes) above which the simulation takes this model's answer as "the
+    /// activity satisfies it" (e.g. `yes_threshold = { fun = 0.6 }`), tuned with `humanoid
+    /// eval judge` on `tests/data/judge/dev.csv`; 0.5 for a need not listed.
+    #[serde(default, skip_serializing_if = "YesThresholds::is_empty")]
+    pub yes_threshold: YesThresholds,
     /// Every file of the model.
     pub files: Vec<ModelFile>,
     /// Where the manifest was read from (not part of the TOML).
@@ -157,6 +163,9 @@ impl Manifest {
         }
         if self.architecture.trim().is_empty() {
             return Err(self.invalid("architecture", "must not be empty"));
+        }
+        if let Some((need, why)) = self.yes_threshold.invalid() {
+            return Err(self.invalid(format!("yes_threshold.{need}"), why));
         }
         if self.files.is_empty() {
             return Err(self.invalid("files", "lists no file; add a [[files]] table"));

@@ -16,7 +16,7 @@ use crate::agent::AgentState;
 use crate::llm::Event;
 use crate::memory::{MemoryStream, StreamConfig};
 use crate::remote::RemoteConfig;
-use crate::world::{Condition, World};
+use crate::world::{Condition, World, YesThresholds};
 
 /// The chat model a run used.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,6 +54,9 @@ pub struct RunConfig {
     /// Thoughts planted before the first step (`--inject`), in the order given.
     #[serde(default)]
     pub injections: Vec<Injection>,
+    /// The chat model's need thresholds (its manifest's `yes_threshold`); absent: 0.5 each.
+    #[serde(default, skip_serializing_if = "YesThresholds::is_empty")]
+    pub yes_threshold: YesThresholds,
     /// The remote server the chat model ran on (`--backend openai`); absent in-process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<RemoteConfig>,
@@ -177,6 +180,7 @@ impl Run {
             world,
             state,
             memories,
+            yes_threshold: config.yes_threshold.per_need(),
         };
         let mut events = EventLog::open(&files.events_path(), 0)?;
         let mut first = vec![LogEvent::new(
@@ -221,6 +225,7 @@ impl Run {
             });
         }
         let events = EventLog::open(&files.events_path(), ck.events_len)?;
+        let yes_threshold = config.yes_threshold.per_need();
         Ok(Run {
             dir: dir.to_path_buf(),
             files,
@@ -229,6 +234,7 @@ impl Run {
                 world,
                 state: ck.state,
                 memories: ck.memories,
+                yes_threshold,
             },
             events,
             _lock: lock,

@@ -80,6 +80,9 @@ pub struct Sim {
     pub world: World,
     pub state: SimState,
     pub memories: Vec<MemoryStream>,
+    /// Per need ([`crate::world::Need::ALL`] order), the P(yes) above which the model's
+    /// answer counts as satisfying it (the run's `yes_threshold`).
+    pub yes_threshold: [f32; 5],
 }
 
 impl Sim {
@@ -152,11 +155,13 @@ impl Sim {
             let rng_seed = key_of(&[seed, s, i as u64, 2]);
             let embedder = rt.embedder;
             let (engine, table) = (rt.engine, rt.table);
+            let yes_threshold = self.yes_threshold;
             tasks.push((
                 port,
                 Box::pin(async move {
                     let mind = Mind::new(&spec.name, p, engine, table, date, minutes)
-                        .with_embedder(embedder);
+                        .with_embedder(embedder)
+                        .with_yes_threshold(yes_threshold);
                     let out = step(
                         &mind,
                         world,

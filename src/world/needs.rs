@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+pub use crate::formats::needs::{YesThresholds, NEED_NAMES};
 use std::str::FromStr;
 
 /// Highest level of a need.
@@ -36,13 +38,7 @@ impl Need {
 
     /// The lowercase name: `"fullness"`, `"social"`, `"fun"`, `"health"`, `"energy"`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Need::Fullness => "fullness",
-            Need::Social => "social",
-            Need::Fun => "fun",
-            Need::Health => "health",
-            Need::Energy => "energy",
-        }
+        NEED_NAMES[self as usize]
     }
 
     /// How an agent feels when the need is unmet: hungry, lonely, bored, unwell, tired.

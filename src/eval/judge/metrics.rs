@@ -143,7 +143,18 @@ mod tests {
             p_yes: [p; 5],
             emotion,
             fallback: None,
+            yes_threshold: [0.5; 5],
         }
+    }
+
+    #[test]
+    fn a_need_is_yes_above_its_threshold() {
+        let mut j = judged(0.55, 0);
+        assert!(j.yes(2));
+        j.yes_threshold[2] = 0.6;
+        assert!(!j.yes(2) && j.yes(1), "only fun's threshold moved");
+        j.p_yes[2] = 0.61;
+        assert!(j.yes(2));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::agent::act::{emotion_labels, judgement_requests, JudgePrompt};
 use crate::agent::context::system_prompt;
 use crate::agent::state::AgentState;
 use crate::llm::{Inference, Request, Response};
-use crate::world::{Emotion, Need, World};
+use crate::world::{Emotion, Need, World, YesThresholds};
 
 mod metrics;
 
@@ -36,7 +36,8 @@ pub const CONTENT_FREE: [&str; 3] = ["N/A", "something", "[activity]"];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
-    /// The more probable option (what a run does).
+    /// What a run does: the more probable option, and for a need P(yes) above the model's
+    /// threshold (0.5 unless its manifest or `--yes-threshold` says otherwise).
     Plain,
     /// Contextual calibration against content-free activities.
     Calibrated,
@@ -200,12 +201,15 @@ pub struct Judgement {
     pub emotion: Vec<f32>,
     /// Why an answer was unusable (the judgement then says "no" / "neutral").
     pub fallback: Option<String>,
+    /// Per need, the P(yes) above which the answer counts as yes (the report says which).
+    #[serde(skip)]
+    pub yes_threshold: [f32; 5],
 }
 
 impl Judgement {
     /// Whether the model says the activity satisfies need `i`.
     pub fn yes(&self, i: usize) -> bool {
-        self.p_yes[i] > 0.5
+        self.p_yes[i] > self.yes_threshold[i]
     }
 
     /// The most probable emotion.
@@ -337,13 +341,19 @@ pub fn content_free_reference(engine: &mut dyn Inference, ctx: &JudgeContext<'_>
 }
 
 /// The judgements of `items` under `method` (`reference`: the content-free distributions,
-/// needed for [`Method::Calibrated`]).
+/// needed for [`Method::Calibrated`]). A need counts as yes above its `yes_threshold` (a run's
+/// rule) with the plain method, above 0.5 with the calibrated one.
 pub fn decide(
     items: &[JudgeItem],
     asked: &Asked,
     method: Method,
     reference: Option<&[Vec<f32>]>,
+    yes_threshold: [f32; 5],
 ) -> Vec<Judgement> {
+    let yes_threshold = match method {
+        Method::Plain => yes_threshold,
+        Method::Calibrated => [0.5; 5],
+    };
     let n_emotions = Emotion::ALL.len();
     let reference = reference.filter(|_| method == Method::Calibrated);
     items
@@ -373,6 +383,7 @@ pub fn decide(
                 p_yes,
                 emotion,
                 fallback: why.clone(),
+                yes_threshold,
             }
         })
         .collect()
@@ -389,6 +400,8 @@ pub struct JudgeReport {
     /// "Tuesday Jan 03 2023 10:00 am".
     pub at: String,
     pub items: usize,
+    /// The needs' thresholds on P(yes) other than 0.5 (plain method).
+    pub yes_threshold: YesThresholds,
     /// Items with a fallback.
     pub fallbacks: usize,
     /// Per dimension (`fullness` ... `energy`, `emotion`), for those with labels.
