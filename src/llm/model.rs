@@ -181,7 +181,6 @@ impl Model {
         let cfg = Config::from_gguf(g)?;
         let max_pos = max_positions.min(cfg.context_length).max(1);
         let h = cfg.hidden;
-        let embed = load_weight(g, "token_embd.weight", cfg.vocab, h, WeightFormat::Q8)?;
         let mut layers = Vec::with_capacity(cfg.n_layers);
         for l in 0..cfg.n_layers {
             if format == WeightFormat::Quantized {
@@ -249,13 +248,9 @@ impl Model {
         };
         let rope_global = rope(cfg.rope_base);
         let rope_local = cfg.sliding_window.map(|_| rope(cfg.rope_base_local));
-        // In F32 mode (the exact reference) the embeddings are F32 too, tied to the head or not.
-        let embed = match format {
-            WeightFormat::F32 | WeightFormat::Quantized => {
-                load_weight(g, "token_embd.weight", cfg.vocab, h, format)?
-            }
-            WeightFormat::Q8 => embed,
-        };
+        // Held like the other matrices (F32 in F32 mode, the exact reference), tied to the head
+        // or not.
+        let embed = load_weight(g, "token_embd.weight", cfg.vocab, h, format)?;
         Ok(Self {
             cfg,
             embed,

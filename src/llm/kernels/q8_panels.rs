@@ -10,6 +10,7 @@
 //! comes off in integers (`dot − 128·Σx`, exact), and each row takes one f32 step per block:
 //! `acc += f32(dot) · (d_w · d_x)`.
 
+use rayon::prelude::*;
 use std::arch::x86_64::*;
 
 use super::{BlockQ8, QK};
@@ -30,23 +31,26 @@ const ROW_TILE: usize = 8;
 pub fn repack(blocks: &[BlockQ8], rows: usize, nb: usize) -> Vec<u8> {
     let panels = rows.div_ceil(PANEL);
     let mut out = vec![0u8; panels * nb * PANEL_BLOCK];
-    for (p, panel) in out.chunks_exact_mut(nb * PANEL_BLOCK).enumerate() {
-        for (i, blk) in panel.chunks_exact_mut(PANEL_BLOCK).enumerate() {
-            for n in 0..PANEL {
-                let r = p * PANEL + n;
-                let (d, qs) = if r < rows {
-                    let b = &blocks[r * nb + i];
-                    (b.d, b.qs)
-                } else {
-                    (0.0, [0i8; QK])
-                };
-                for (k, q) in qs.iter().enumerate() {
-                    blk[64 * (k / 4) + 4 * n + k % 4] = (*q as i16 + 128) as u8;
+    // Panels in parallel: the 1.5B's embedding table alone is 262 MB.
+    out.par_chunks_exact_mut(nb * PANEL_BLOCK)
+        .enumerate()
+        .for_each(|(p, panel)| {
+            for (i, blk) in panel.chunks_exact_mut(PANEL_BLOCK).enumerate() {
+                for n in 0..PANEL {
+                    let r = p * PANEL + n;
+                    let (d, qs) = if r < rows {
+                        let b = &blocks[r * nb + i];
+                        (b.d, b.qs)
+                    } else {
+                        (0.0, [0i8; QK])
+                    };
+                    for (k, q) in qs.iter().enumerate() {
+                        blk[64 * (k / 4) + 4 * n + k % 4] = (*q as i16 + 128) as u8;
+                    }
+                    blk[D_AT + 4 * n..D_AT + 4 * n + 4].copy_from_slice(&d.to_le_bytes());
                 }
-                blk[D_AT + 4 * n..D_AT + 4 * n + 4].copy_from_slice(&d.to_le_bytes());
             }
-        }
-    }
+        });
     out
 }
 
