@@ -173,18 +173,15 @@ impl<'a> Mind<'a> {
         }
     }
 
-    /// Interprets a yes/no result (`default` on error).
+    /// Interprets a yes/no result: yes where it is the more probable answer (`default` on
+    /// error).
     pub fn yes(
         &self,
         purpose: &str,
         result: Result<Response, crate::llm::LlmError>,
         default: bool,
     ) -> bool {
-        let options = ["yes", "no"];
-        match self.chosen(purpose, result, &options, usize::from(!default)) {
-            Some(c) => c.index == 0,
-            None => default,
-        }
+        self.yes_above(purpose, result, default, 0.5)
     }
 
     /// Interprets a yes/no result as yes when P(yes) is above `threshold` (`default` on
