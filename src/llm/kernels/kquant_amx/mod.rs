@@ -308,8 +308,8 @@ impl RowTile<'_> {
 
     /// As [`Self::run`] for fewer rows than [`VECTOR_BELOW`] (or any number without the tiles),
     /// with AVX-512 VNNI: the dots of a pair of sub-blocks (`KK` groups of 4 values each) stay
-    /// in registers, four activation rows at a time against the pair's weights, then take the
-    /// same f32 steps as the tiles'.
+    /// in registers, `R` activation rows at a time against the pair's weights, then take the
+    /// same f32 steps as the tiles' ([`scale_pair`]).
     #[inline(always)]
     unsafe fn run_vector<const KK: usize, const R: usize>(
         &self,
