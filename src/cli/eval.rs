@@ -166,15 +166,17 @@ fn judge(a: JudgeArgs) -> Result<()> {
     };
     let minutes = clock::parse_time(&a.at)
         .ok_or_else(|| anyhow::anyhow!("--at {:?}: expected a time like \"10:00 am\"", a.at))?;
+    // Checked before the model loads, so a bad value fails at once.
+    let given = a
+        .yes_threshold
+        .as_ref()
+        .map(|pairs| YesThresholds(pairs.iter().cloned().collect()));
+    if let Some((need, why)) = given.as_ref().and_then(YesThresholds::invalid) {
+        bail!("--yes-threshold {need}: {why}");
+    }
     let (resolved, mut engine) = a.model.load()?;
-    let yes_threshold = match &a.yes_threshold {
-        Some(pairs) => {
-            let t = YesThresholds(pairs.iter().cloned().collect());
-            if let Some((need, why)) = t.invalid() {
-                bail!("--yes-threshold {need}: {why}");
-            }
-            t
-        }
+    let yes_threshold = match given {
+        Some(t) => t,
         None => resolved
             .manifest
             .as_ref()
