@@ -106,6 +106,13 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
     let d = q.len();
     #[cfg(target_arch = "x86_64")]
+    if has_avx512() && d.is_multiple_of(16) {
+        let need = (out.len().max(1) - 1) * stride + d;
+        assert!(rows.len() >= need || out.is_empty());
+        // SAFETY: the CPU supports AVX-512F; bounds checked above.
+        return unsafe { avx512::strided_dots(q, rows, stride, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if has_avx2() && d.is_multiple_of(8) {
         // SAFETY: the CPU supports AVX2 and FMA; bounds are checked by the slice below.
         let need = (out.len().max(1) - 1) * stride + d;
@@ -121,6 +128,13 @@ pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
 /// order of `i`.
 pub fn strided_weighted_sum(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
     let d = acc.len();
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() && d.is_multiple_of(128) {
+        let need = (p.len().max(1) - 1) * stride + d;
+        assert!(rows.len() >= need || p.is_empty());
+        // SAFETY: the CPU supports AVX-512F; bounds checked above.
+        return unsafe { avx512::strided_weighted_sum(p, rows, stride, acc) };
+    }
     #[cfg(target_arch = "x86_64")]
     if has_avx2() && d.is_multiple_of(64) {
         let need = (p.len().max(1) - 1) * stride + d;
@@ -232,9 +246,10 @@ pub fn q8_matrix_bytes(rows: usize, cols: usize) -> usize {
     rows * (cols / QK) * std::mem::size_of::<BlockQ8>()
 }
 
-/// AVX-512 BW and VNNI for the K-quant dots (64 values a step) and the Q8_0 panels, unless
-/// `HUMANOID_NO_AVX512` is set (to compare with the 256-bit paths: the K-quant dots give the
-/// same bits; Q8_0 falls back to its blocks, whose f32 sums are in another order).
+/// AVX-512 BW and VNNI for the K-quant dots (64 values a step), the Q8_0 panels and the f32
+/// ops of [`avx512`], unless `HUMANOID_NO_AVX512` is set (to compare with the 256-bit paths:
+/// the K-quant dots and attention's dots and sums give the same bits; Q8_0 falls back to its
+/// blocks, whose f32 sums are in another order, and softmax and SiLU to libm's `e^x`).
 #[cfg(target_arch = "x86_64")]
 fn has_avx512() -> bool {
     use std::sync::OnceLock;
@@ -250,6 +265,8 @@ fn has_avx512() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod kquant;
 #[cfg(target_arch = "x86_64")]
 pub mod kquant_amx;
@@ -277,8 +294,14 @@ pub fn rms_norm(x: &mut [f32], w: &[f32], eps: f32) {
     }
 }
 
-/// SiLU(gate) · up, in place into `gate`.
+/// SiLU(gate) · up, in place into `gate` (with AVX-512, `e^x` is [`avx512::exp`]'s).
 pub fn silu_mul(gate: &mut [f32], up: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        let up = &up[..gate.len()];
+        // SAFETY: the CPU supports AVX-512F; `up` is at least as long as `gate`.
+        return unsafe { avx512::silu_mul(gate, up) };
+    }
     for (g, u) in gate.iter_mut().zip(up) {
         *g = *g / (1.0 + (-*g).exp()) * u;
     }
@@ -293,8 +316,13 @@ pub fn gelu_mul(gate: &mut [f32], up: &[f32]) {
     }
 }
 
-/// Softmax in place.
+/// Softmax in place (with AVX-512, `e^x` is [`avx512::exp`]'s and the sum runs in 16 lanes).
 pub fn softmax(x: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU supports AVX-512F.
+        return unsafe { avx512::softmax(x) };
+    }
     let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
     let mut s = 0.0;
     for v in x.iter_mut() {
@@ -345,6 +373,94 @@ mod tests {
             let a = avx2::dot_q8_x4(&wq, &xq, nb).map(f32::to_bits);
             let b = avx2::dot_q8_x4_vnni(&wq, &xq, nb).map(f32::to_bits);
             assert_eq!(a, b);
+        }
+    }
+
+    /// The AVX-512 attention dots and weighted sums give the AVX2 kernels' bits, whatever
+    /// the number of rows (the 4-row and 1-row paths).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_attention_kernels_equal_avx2_bit_for_bit() {
+        if !has_avx512() {
+            eprintln!("no AVX-512 on this CPU: nothing to compare");
+            return;
+        }
+        let (hd, stride, mut s) = (128, 256 + 16, 3);
+        for n in [1, 3, 4, 7, 33] {
+            let q: Vec<f32> = (0..hd).map(|_| lcg(&mut s)).collect();
+            let rows: Vec<f32> = (0..n * stride).map(|_| lcg(&mut s) * 4.0).collect();
+            let p: Vec<f32> = (0..n).map(|_| lcg(&mut s) + 0.5).collect();
+            let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+            let init: Vec<f32> = (0..2 * hd).map(|_| lcg(&mut s)).collect();
+            let (mut ca, mut cb) = (init.clone(), init);
+            // SAFETY: has_avx512() implies AVX2, FMA and AVX-512F; sizes fit.
+            unsafe {
+                avx2::strided_dots(&q, &rows, stride, &mut a);
+                avx512::strided_dots(&q, &rows, stride, &mut b);
+                avx2::strided_weighted_sum(&p, &rows, stride, &mut ca);
+                avx512::strided_weighted_sum(&p, &rows, stride, &mut cb);
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "dots of {n} rows");
+            assert_eq!(bits(&ca), bits(&cb), "weighted sum of {n} rows");
+        }
+    }
+
+    /// The polynomial `e^x` is within 2 ulp of libm's over the range softmax and SiLU use,
+    /// and saturates to 0 and +∞ outside it; softmax and SiLU built on it stay within a few
+    /// ulp of the scalar formulas.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_exp_softmax_and_silu_are_within_a_few_ulp() {
+        use std::arch::x86_64::*;
+        if !has_avx512() {
+            eprintln!("no AVX-512 on this CPU: nothing to compare");
+            return;
+        }
+        let mut worst = 0i64;
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let xs: [f32; 16] = std::array::from_fn(|i| x + i as f32 * 0.000_37);
+            let mut out = [0f32; 16];
+            // SAFETY: the CPU supports AVX-512F.
+            unsafe {
+                _mm512_storeu_ps(out.as_mut_ptr(), avx512::exp(_mm512_loadu_ps(xs.as_ptr())))
+            };
+            for (v, e) in xs.iter().zip(out) {
+                let exact = (*v as f64).exp() as f32;
+                worst = worst.max((e.to_bits() as i64 - exact.to_bits() as i64).abs());
+            }
+            x += 0.0171;
+        }
+        assert!(worst <= 2, "e^x off by {worst} ulp");
+        let edges = [-1000.0, -104.0, f32::NEG_INFINITY, 89.0, 1000.0];
+        for v in edges {
+            let mut out = [0f32; 16];
+            // SAFETY: the CPU supports AVX-512F.
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr(), avx512::exp(_mm512_set1_ps(v))) };
+            assert_eq!(out[0], if v > 0.0 { f32::INFINITY } else { 0.0 }, "e^{v}");
+        }
+        let mut s = 5;
+        for n in [1, 15, 16, 17, 100, 1000] {
+            let v: Vec<f32> = (0..n).map(|_| lcg(&mut s) * 30.0).collect();
+            let mut fast = v.clone();
+            softmax(&mut fast);
+            let m = v.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let z: f64 = v.iter().map(|x| ((x - m) as f64).exp()).sum();
+            for (f, x) in fast.iter().zip(&v) {
+                let exact = ((x - m) as f64).exp() / z;
+                assert!((*f as f64 - exact).abs() <= 1e-6 * exact.max(1e-30) + 1e-12);
+            }
+            let up: Vec<f32> = (0..n).map(|_| lcg(&mut s)).collect();
+            let mut g = v.clone();
+            silu_mul(&mut g, &up);
+            for ((f, x), u) in g.iter().zip(&v).zip(&up) {
+                let exact = (*x as f64) / (1.0 + (-*x as f64).exp()) * *u as f64;
+                assert!(
+                    (*f as f64 - exact).abs() <= 1e-6 * exact.abs() + 1e-30,
+                    "{f} vs {exact}"
+                );
+            }
         }
     }
 
