@@ -439,7 +439,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     }
     println!("quality (share of good cases; 1.000 is clean):");
     let row = |name: &str, s: &humanoid::report::quality::Share| {
-        println!("  {name:<28} {:.3} ({} of {})", s.share, s.good, s.total);
+        println!("  {name:<34} {:.3} ({} of {})", s.share, s.good, s.total);
         for e in &s.examples {
             println!("      e.g. {e}");
         }
@@ -448,6 +448,10 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     row("activities in the script", &q.activities_in_script);
     row("activities that are actions", &q.activities_are_actions);
     row("no sleep 08:00-20:00", &q.no_sleep_in_the_day);
+    row(
+        "no wake-up or breakfast after noon",
+        &q.no_restart_after_noon,
+    );
     if let Some(p) = &q.place_fits_activity {
         row("place fits the activity", p);
     }

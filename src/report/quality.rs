@@ -6,9 +6,12 @@
 //! - **in the world's script**: the share of activities written in the script of the world's
 //!   own example days (Latin for an English world; "行停！" in one fails);
 //! - **not an action**: activities that name an agent, are empty, or repeat the planning
-//!   instructions ("break into activities of 15 minutes");
+//!   instructions ("break into activities of 15 minutes") or the agent's context ("Rachel
+//!   Green is feeling neutral, ...");
 //! - **sleep outside the night**: steps between 08:00 and 20:00 whose activity is sleeping or
 //!   going to bed (a nap is fine);
+//! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
+//!   (a 15-minute plan that starts the day again at 3 pm);
 //! - **place fits the activity** (with an embedder): the agent's place is among the third of
 //!   the world's places most similar to the activity (cosine of sentence embeddings);
 //! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)").
@@ -21,14 +24,17 @@ use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
 
-/// Words of the planning prompts that, in an activity, mean the model copied the prompt.
-const PROMPT_WORDS: [&str; 6] = [
+/// Words of the planning prompts and the agent's context that, in an activity, mean the
+/// model copied them.
+const PROMPT_WORDS: [&str; 8] = [
     "15 minutes",
     "activity per line",
     "hh:mm",
     "plan for today",
     "one concrete activity",
     "rewrite this plan",
+    "is feeling",
+    "remembers:",
 ];
 
 /// Counts behind one share.
@@ -73,6 +79,9 @@ pub struct QualityReport {
     pub activities_are_actions: Share,
     /// Agent-steps in the day (08:00 to 20:00) that are not sleep.
     pub no_sleep_in_the_day: Share,
+    /// Agent-steps from noon to midnight that do not start the day again (waking up,
+    /// breakfast).
+    pub no_restart_after_noon: Share,
     /// Agent-steps whose place is among the third of places most like the activity (only
     /// with an embedder).
     pub place_fits_activity: Option<Share>,
@@ -130,6 +139,21 @@ pub fn is_sleep(activity: &str) -> bool {
         && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
             .iter()
             .any(|w| a.contains(w))
+}
+
+/// Whether an activity starts the day: waking up, getting out of bed, breakfast.
+pub fn starts_the_day(activity: &str) -> bool {
+    let a = activity.to_lowercase();
+    [
+        "wake up",
+        "wakes up",
+        "waking up",
+        "get out of bed",
+        "gets out of bed",
+        "breakfast",
+    ]
+    .iter()
+    .any(|w| a.contains(w))
 }
 
 /// Whether an utterance carries a speaker label ("John Lin: ...", "Eddy:") or a stage
@@ -214,6 +238,10 @@ pub fn quality(
             if minutes.is_some_and(|m| (8 * 60..20 * 60).contains(&m)) {
                 r.no_sleep_in_the_day.add(!is_sleep(&a.activity), at);
             }
+            if minutes.is_some_and(|m| m >= 12 * 60) {
+                r.no_restart_after_noon
+                    .add(!starts_the_day(&a.activity), at);
+            }
         }
         for convs in st.conversations.values() {
             for conv in convs {
@@ -235,6 +263,7 @@ pub fn quality(
         activities_in_script: r.activities_in_script.done(),
         activities_are_actions: r.activities_are_actions.done(),
         no_sleep_in_the_day: r.no_sleep_in_the_day.done(),
+        no_restart_after_noon: r.no_restart_after_noon.done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
         clean_utterances: r.clean_utterances.done(),
     }
@@ -326,6 +355,15 @@ mod tests {
     }
 
     #[test]
+    fn restarting_the_day_is_found() {
+        assert!(starts_the_day("Wake up"));
+        assert!(starts_the_day("Joey wakes up and eats cereal."));
+        assert!(starts_the_day("Make breakfast"));
+        assert!(!starts_the_day("plan tomorrow's specials"));
+        assert!(!starts_the_day("go to bed"));
+    }
+
+    #[test]
     fn labels_and_stage_directions_are_found() {
         let n = names();
         assert!(has_label_or_direction("John Lin: Good morning!", &n));
@@ -349,6 +387,10 @@ mod tests {
         assert!(not_an_action("John Lin", &n));
         assert!(not_an_action("break into activities of 15 minutes", &n));
         assert!(not_an_action("  ", &n));
+        assert!(not_an_action(
+            "Rachel Green is feeling neutral, slightly unwell and very, *",
+            &n
+        ));
         assert!(!not_an_action("serve customers at the counter", &n));
     }
 }
