@@ -105,18 +105,16 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 /// `out[i] = q · rows[i·stride .. i·stride + q.len()]` for `i < out.len()`.
 pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
     let d = q.len();
+    // The SIMD kernels read `rows` unchecked: every row they read must be there.
+    assert!(out.is_empty() || rows.len() >= (out.len() - 1) * stride + d);
     #[cfg(target_arch = "x86_64")]
     if has_avx512() && d.is_multiple_of(16) {
-        let need = (out.len().max(1) - 1) * stride + d;
-        assert!(rows.len() >= need || out.is_empty());
         // SAFETY: the CPU supports AVX-512F; bounds checked above.
         return unsafe { avx512::strided_dots(q, rows, stride, out) };
     }
     #[cfg(target_arch = "x86_64")]
     if has_avx2() && d.is_multiple_of(8) {
-        // SAFETY: the CPU supports AVX2 and FMA; bounds are checked by the slice below.
-        let need = (out.len().max(1) - 1) * stride + d;
-        assert!(rows.len() >= need || out.is_empty());
+        // SAFETY: the CPU supports AVX2 and FMA; bounds checked above.
         return unsafe { avx2::strided_dots(q, rows, stride, out) };
     }
     for (i, o) in out.iter_mut().enumerate() {
@@ -128,17 +126,15 @@ pub fn strided_dots(q: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
 /// order of `i`.
 pub fn strided_weighted_sum(p: &[f32], rows: &[f32], stride: usize, acc: &mut [f32]) {
     let d = acc.len();
+    // The SIMD kernels read `rows` unchecked: every row they read must be there.
+    assert!(p.is_empty() || rows.len() >= (p.len() - 1) * stride + d);
     #[cfg(target_arch = "x86_64")]
     if has_avx512() && d.is_multiple_of(128) {
-        let need = (p.len().max(1) - 1) * stride + d;
-        assert!(rows.len() >= need || p.is_empty());
         // SAFETY: the CPU supports AVX-512F; bounds checked above.
         return unsafe { avx512::strided_weighted_sum(p, rows, stride, acc) };
     }
     #[cfg(target_arch = "x86_64")]
     if has_avx2() && d.is_multiple_of(64) {
-        let need = (p.len().max(1) - 1) * stride + d;
-        assert!(rows.len() >= need || p.is_empty());
         // SAFETY: the CPU supports AVX2 and FMA; bounds checked above.
         return unsafe { avx2::strided_weighted_sum(p, rows, stride, acc) };
     }
