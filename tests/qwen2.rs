@@ -281,3 +281,62 @@ fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
         "{config}"
     );
 }
+
+/// Feelings change what agents do (issue 17): the Lin family's day starting at 2 pm with
+/// John starving (fullness 0) and Eddy exhausted (energy 0). Within the first hour each does
+/// something the run itself judges to satisfy that need (John eats, Eddy rests).
+#[test]
+fn a_starving_or_exhausted_agent_eats_or_rests_within_the_hour_on_the_1_5b() {
+    util::ensure_model("qwen2.5-coder-1.5b");
+    let tmp = tempfile::tempdir().unwrap();
+    let world = std::fs::read_to_string("worlds/lin-family.toml").unwrap();
+    let world = world.replacen("days = 2\n", "days = 1\nday_start = \"14:00\"\n", 1);
+    // The first agent (John) starves, the second (Eddy) is exhausted.
+    let mut parts = world.splitn(3, "emotion = \"neutral\"\n");
+    let world = format!(
+        "{}emotion = \"neutral\"\nneeds = {{ fullness = 0 }}\n{}emotion = \"neutral\"\nneeds = {{ energy = 0 }}\n{}",
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap()
+    );
+    let world_path = tmp.path().join("lin-2pm.toml");
+    std::fs::write(&world_path, world).unwrap();
+    let dir = tmp.path().join("run");
+    let out = util::humanoid(&[
+        "run",
+        world_path.to_str().unwrap(),
+        "--steps",
+        "4",
+        "--model",
+        "qwen2.5-coder-1.5b",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    util::ok(&out);
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let activities: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] == "activity")
+        .map(|e| format!("{} {}: {}", e["time"], e["agent"], e["activity"]))
+        .collect();
+    let met = |agent: &str, need: &str| {
+        events.iter().any(|e| {
+            e["agent"] == agent
+                && e["type"] == "needs"
+                && e["satisfied"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|n| n == need))
+        })
+    };
+    let john = met("John Lin", "fullness");
+    let eddy = met("Eddy Lin", "energy");
+    assert!(
+        john && eddy,
+        "John eats: {john}, Eddy rests: {eddy}\n{}",
+        activities.join("\n")
+    );
+}

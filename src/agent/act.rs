@@ -6,23 +6,13 @@ use rand::Rng;
 
 use crate::formats::emoji::is_emoji_text;
 use crate::llm::constrain::ConstraintSpec;
-use crate::llm::{Request, Response};
-use crate::world::{display_path, Decay, Emotion, Need, World, NEED_MAX};
+use crate::llm::Request;
+use crate::world::{Decay, Emotion, Need, World, NEED_MAX};
 
 use super::mind::{chat, missing, Mind};
+use super::place;
 use super::state::AgentState;
 
-/// The current place is kept when its probability is at least this share of the best one's.
-pub const STAY_RATIO: f32 = 0.8;
-/// Weight of the relevance prior: each place's probability is multiplied by
-/// `exp(PLACE_PRIOR * cosine(activity, place))` and renormalised. A small model's answer to
-/// "where" barely depends on the activity (it favours an option by position); the sentence
-/// embedding of the activity and the place's path is a strong, cheap prior, and a capable
-/// model's clear preference still wins.
-pub const PLACE_PRIOR: f32 = 15.0;
-/// The model's place probabilities are raised to this power before the prior is applied:
-/// a small model's strong preference for the last-listed option is flattened.
-pub const MODEL_SHARPNESS: f32 = 0.5;
 /// Used when the model's emoji are unusable.
 pub const FALLBACK_EMOJI: &str = "🙂📅";
 
@@ -149,62 +139,6 @@ pub fn emotion_labels() -> Vec<&'static str> {
     Emotion::ALL.iter().map(|e| e.as_str()).collect()
 }
 
-fn place_question(state: &AgentState, activity: &str, options: &[&str]) -> String {
-    format!(
-        "{} is doing: {}. Where should {} be for this? Choose one of: {}.",
-        state.name,
-        activity,
-        state.name,
-        options.join(", ")
-    )
-}
-
-/// A place as the relevance prior sees it: its path, and for a place with parts, the names
-/// of its innermost places ("Lin family's house: Kitchen, Living room, ...").
-fn place_description(world: &World, parent: &[String], name: &str) -> String {
-    let mut p = parent.to_vec();
-    p.push(name.to_string());
-    let leaves: Vec<String> = world
-        .locations
-        .leaves()
-        .into_iter()
-        .filter(|l| l.len() > p.len() && l.starts_with(&p))
-        .filter_map(|l| l.last().cloned())
-        .collect();
-    if leaves.is_empty() {
-        display_path(&p)
-    } else {
-        format!("{}: {}", display_path(&p), leaves.join(", "))
-    }
-}
-
-/// Multiplies `probs` by the relevance prior and renormalises (unchanged without one).
-fn with_prior(probs: &[f32], similarities: Option<Vec<f32>>) -> Vec<f32> {
-    let Some(sims) = similarities.filter(|s| s.len() == probs.len()) else {
-        return probs.to_vec();
-    };
-    let weighted: Vec<f32> = probs
-        .iter()
-        .zip(&sims)
-        .map(|(p, s)| p.powf(MODEL_SHARPNESS) * (PLACE_PRIOR * s).exp())
-        .collect();
-    let sum: f32 = weighted.iter().sum();
-    if sum > 0.0 && sum.is_finite() {
-        weighted.iter().map(|w| w / sum).collect()
-    } else {
-        probs.to_vec()
-    }
-}
-
-/// Picks an option by its probabilities, keeping `current` when it is nearly as likely as
-/// the best.
-fn prefer_stay(probs: &[f32], best: usize, current: Option<usize>) -> usize {
-    match current {
-        Some(c) if probs.get(c).copied().unwrap_or(0.0) >= STAY_RATIO * probs[best] => c,
-        _ => best,
-    }
-}
-
 /// Evaluates `activity` for the agent: location, emotion, needs and emoji. The first level
 /// of the location walk and every judgement go to the engine in one batch.
 /// `system` is the agent's context; `placeless` the same without the current place, for
@@ -224,7 +158,11 @@ pub async fn act(
     let mut requests: Vec<(String, Request)> = Vec::new();
     requests.push((
         "location".into(),
-        Mind::choose_request(placeless, &place_question(state, activity, &roots), &roots),
+        Mind::choose_request(
+            placeless,
+            &place::root_question(name, activity, &roots),
+            &roots,
+        ),
     ));
     requests.extend(judgement_requests(
         system,
@@ -266,88 +204,8 @@ pub async fn act(
         }
         None => FALLBACK_EMOJI.to_string(),
     };
-    eval.location = walk(mind, world, state, placeless, root_result).await;
+    eval.location = place::walk(mind, world, state, placeless, root_result).await;
     eval
-}
-
-/// Walks down the location tree from the roots to a leaf, one `choose` per level with more
-/// than one option, preferring the agent's current place.
-async fn walk(
-    mind: &Mind<'_>,
-    world: &World,
-    state: &AgentState,
-    system: &str,
-    first: Result<Response, crate::llm::LlmError>,
-) -> Vec<String> {
-    let mut path: Vec<String> = Vec::new();
-    let mut pending = Some(first);
-    loop {
-        let options: Vec<&str> = if path.is_empty() {
-            world.locations.roots()
-        } else {
-            world.locations.children(&path)
-        };
-        if options.is_empty() {
-            break;
-        }
-        let depth = path.len();
-        let current = if state.location.len() > depth && state.location[..depth] == path[..] {
-            options.iter().position(|o| *o == state.location[depth])
-        } else {
-            None
-        };
-        let pick = if options.len() == 1 {
-            0
-        } else {
-            let result = match pending.take() {
-                Some(r) => r,
-                None => {
-                    let q = format!(
-                        "{} is doing: {}. Which part of {} should {} be in? Choose one of: {}.",
-                        state.name,
-                        state.activity,
-                        display_path(&path),
-                        state.name,
-                        options.join(", ")
-                    );
-                    let req = Mind::choose_request(system, &q, &options);
-                    let mut r = mind.port.run(vec![("location".into(), req)]).await;
-                    r.pop().unwrap_or_else(missing)
-                }
-            };
-            let fallback = current.unwrap_or(0);
-            match mind.chosen("location", result, &options, fallback) {
-                Some(c) => {
-                    let paths: Vec<String> = options
-                        .iter()
-                        .map(|o| place_description(world, &path, o))
-                        .collect();
-                    let probs = with_prior(&c.probs, mind.similarities(&state.activity, &paths));
-                    let best = (0..probs.len())
-                        .max_by(|&a, &b| probs[a].total_cmp(&probs[b]).then(b.cmp(&a)))
-                        .unwrap_or(0);
-                    tracing::debug!(agent = %state.name, activity = %state.activity, ?options, model = ?c.probs, ?probs, "location");
-                    prefer_stay(&probs, best, current)
-                }
-                None => fallback,
-            }
-        };
-        pending = None;
-        path.push(options[pick].to_string());
-        if world.locations.is_leaf(&path) {
-            break;
-        }
-    }
-    if !world.locations.is_leaf(&path) {
-        mind.fallback(
-            "location",
-            "the walk did not reach a leaf",
-            &display_path(&path),
-            &display_path(&state.location),
-        );
-        return state.location.clone();
-    }
-    path
 }
 
 /// Applies an evaluation's needs: +1 for each satisfied need; every other need drops by its
@@ -427,12 +285,5 @@ mod tests {
             update_needs(&mut s, &[], &decay, 15, &mut rng);
         }
         assert_eq!(s.needs.get(Need::Energy), 0);
-    }
-
-    #[test]
-    fn staying_wins_when_nearly_as_likely() {
-        assert_eq!(prefer_stay(&[0.5, 0.6], 1, Some(0)), 0);
-        assert_eq!(prefer_stay(&[0.2, 0.8], 1, Some(0)), 1);
-        assert_eq!(prefer_stay(&[0.2, 0.8], 1, None), 1);
     }
 }

@@ -360,11 +360,22 @@ pub fn clean_activity(text: &str) -> String {
         }
     }
     let mut out = text[..end].to_string();
-    // A duration in parentheses ("(15 minutes)") and an explanation after " - " are the
-    // model talking about the plan, not the activity.
+    // Markdown emphasis and a second sentence are the model talking about the plan ("Cook
+    // dinner. Keep the focus on finishing", "Hang out. **Rewritten Plan:**").
+    if let Some(i) = out.find("**") {
+        out.truncate(i);
+    }
+    if let Some(i) = second_sentence(&out) {
+        out.truncate(i);
+    }
+    // A duration or a number in parentheses ("(15 minutes)", "(2") and an explanation after
+    // " - " are the model talking about the plan, not the activity.
     if let Some(i) = out.find('(') {
         let inner = out[i..].to_ascii_lowercase();
-        if inner.contains("minute") || inner.contains("hour") || inner.contains("min)") {
+        let number = inner[1..]
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit());
+        if number || inner.contains("minute") || inner.contains("hour") || inner.contains("min)") {
             out.truncate(i);
         }
     }
@@ -388,6 +399,27 @@ pub fn clean_activity(text: &str) -> String {
     out.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '-' | '('))
         .trim()
         .to_string()
+}
+
+/// Where a second sentence starts in `text` (the byte after the first one's period): a
+/// period, a space and a capital letter, the period not ending a short capitalised word
+/// ("Dr. Smith", "Mrs. Lin").
+fn second_sentence(text: &str) -> Option<usize> {
+    for (i, _) in text.match_indices(". ") {
+        let next = text[i + 2..].chars().next();
+        if !next.is_some_and(char::is_uppercase) {
+            continue;
+        }
+        let word = text[..i]
+            .rsplit(|c: char| !c.is_alphabetic())
+            .next()
+            .unwrap_or("");
+        let abbreviation = word.chars().count() <= 3 && word.starts_with(char::is_uppercase);
+        if !abbreviation {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -418,6 +450,28 @@ mod tests {
         assert_eq!(
             clean_activity("Café au lait, then 3 emails"),
             "Café au lait, then 3 emails"
+        );
+        assert_eq!(
+            clean_activity("Cook through the dinner service. Keep the focus on finishing"),
+            "Cook through the dinner service."
+        );
+        assert_eq!(
+            clean_activity("Hang out at Central Perk. **Rewritten Plan:**"),
+            "Hang out at Central Perk."
+        );
+        assert_eq!(clean_activity("**Rewritten Plan:**"), "");
+        assert_eq!(
+            clean_activity("Joey checks his email. (15"),
+            "Joey checks his email."
+        );
+        assert_eq!(clean_activity("Cook pasta (2 pans)"), "Cook pasta");
+        assert_eq!(
+            clean_activity("Visit Dr. Smith. Then go home"),
+            "Visit Dr. Smith."
+        );
+        assert_eq!(
+            clean_activity("Buy milk. and eggs at the market"),
+            "Buy milk. and eggs at the market"
         );
     }
 

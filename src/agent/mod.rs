@@ -11,6 +11,7 @@ pub mod act;
 pub mod context;
 pub mod converse;
 pub mod mind;
+pub mod place;
 pub mod plan;
 pub mod reflect;
 pub mod state;

@@ -92,15 +92,7 @@ pub async fn hourly_plan(
     day_plan: &[PlanLine],
 ) -> Vec<PlanLine> {
     let times = hours(world);
-    let outline: Vec<PlanLine> = times
-        .iter()
-        .map(|&t| {
-            let act = line_at(day_plan, t)
-                .or(day_plan.first())
-                .map_or("go about the day", |l| l.activity.as_str());
-            PlanLine::new(t, act)
-        })
-        .collect();
+    let outline = day_outline(&times, day_plan);
     let q = format!(
         "{}'s plan for today, hour by hour:\n{}\nRewrite this plan with one concrete activity for each hour.",
         spec.name,
@@ -115,7 +107,26 @@ pub async fn hourly_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    fill_fixed("hourly_plan", mind, &times, lines, &text, day_plan)
+    fill_fixed("hourly_plan", mind, &times, lines, &text, &outline)
+}
+
+/// What the sleeping hours before the day plan's first line say in the hourly outline.
+pub const ASLEEP: &str = "asleep";
+
+/// The day plan's activity at each of `times`; before its first line the agent is
+/// [`ASLEEP`] (not already doing the first line: that made agents wake up twice).
+pub fn day_outline(times: &[u32], day_plan: &[PlanLine]) -> Vec<PlanLine> {
+    times
+        .iter()
+        .map(|&t| {
+            let act = match line_at(day_plan, t) {
+                Some(l) => l.activity.as_str(),
+                None if day_plan.is_empty() => "go about the day",
+                None => ASLEEP,
+            };
+            PlanLine::new(t, act)
+        })
+        .collect()
 }
 
 /// Keeps the lines at `times`; any time without a line takes the activity the `outline`
@@ -326,6 +337,19 @@ mod tests {
             suggestion: suggestion.into(),
             lines: lines.iter().map(|&(m, a)| PlanLine::new(m, a)).collect(),
         }
+    }
+
+    #[test]
+    fn the_outline_sleeps_before_the_day_plan_starts() {
+        let plan = [
+            PlanLine::new(7 * 60, "wake up"),
+            PlanLine::new(9 * 60, "work"),
+        ];
+        let outline = day_outline(&[360, 420, 480, 540], &plan);
+        let acts: Vec<_> = outline.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(acts, [ASLEEP, "wake up", "wake up", "work"]);
+        let empty = day_outline(&[360], &[]);
+        assert_eq!(empty[0].activity, "go about the day");
     }
 
     #[test]

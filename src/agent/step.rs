@@ -101,9 +101,12 @@ pub async fn step(
         now,
         CONTEXT_MEMORIES,
     );
-    // Plans and plan changes see the memories; judging the activity needs only the base
-    // context (a prefix of the same system message, so the engine shares it).
+    // The day plan and plan changes see the memories. The 15-minute plan and the judgements
+    // of the activity see only the base context (a prefix of the same system message, so
+    // the engine shares it): with memories, the 15-minute plans restarted the day from the
+    // remembered day plan ("03:00 pm: wake up") and repeated remembered activities.
     let system = system_prompt(spec, state, mind.date, minutes, &memories);
+    let base = system_prompt(spec, state, mind.date, minutes, &[]);
 
     if state.day_plan.is_empty() {
         state.day_plan = day_plan(mind, world, spec, &system).await;
@@ -130,7 +133,7 @@ pub async fn step(
         });
     }
     if !state.quarter_plan.iter().any(|l| l.minutes == minutes) {
-        state.quarter_plan = quarter_plan(mind, world, state, &system).await;
+        state.quarter_plan = quarter_plan(mind, world, state, &base).await;
         out.events.push(AgentEvent::QuarterPlan {
             lines: lines(&state.quarter_plan),
         });
@@ -167,7 +170,6 @@ pub async fn step(
             location: state.location.clone(),
         },
         None => {
-            let base = system_prompt(spec, state, mind.date, minutes, &[]);
             let placeless = placeless_prompt(spec, state, mind.date, minutes);
             let eval = act(mind, world, state, &base, &placeless).await;
             state.judged = Some(Judged {

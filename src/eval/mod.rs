@@ -44,6 +44,7 @@ pub mod error;
 pub mod interview;
 pub mod judge;
 pub mod labels;
+pub mod place;
 pub mod run_dir;
 pub mod score;
 pub mod sheet;
