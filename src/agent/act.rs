@@ -153,15 +153,17 @@ pub async fn act(
     let name = &state.name;
     let activity = &state.activity;
     let doing = format!("{name} is doing: {activity}.");
-    let roots = world.locations.roots();
     let emotions = emotion_labels();
     let mut requests: Vec<(String, Request)> = Vec::new();
     requests.push((
         "location".into(),
-        Mind::choose_request(
+        place::place_request(
             placeless,
-            &place::root_question(name, activity, &roots),
-            &roots,
+            place::RUN_PLACE_PROMPT,
+            world,
+            name,
+            activity,
+            &[],
         ),
     ));
     requests.extend(judgement_requests(

@@ -55,6 +55,10 @@ pub struct PlaceArgs {
     /// Stay ratios to score (default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub stay: Vec<f32>,
+    /// How the questions put the options: names (as a run asks) or numbered. Several,
+    /// comma-separated, are each asked in full.
+    #[arg(long, value_delimiter = ',', default_value = "names")]
+    pub prompt: Vec<humanoid::agent::place::PlacePrompt>,
     /// Items per engine batch.
     #[arg(long, default_value_t = 8)]
     pub batch: usize,
@@ -194,67 +198,90 @@ fn place(a: PlaceArgs) -> Result<()> {
     let (resolved, mut engine) = a.model.load()?;
     let mut embedder = humanoid::embed::Embedder::load_default(true)
         .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
-    let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
-        indicatif::ProgressStyle::with_template("placing {pos}/{len} activities {bar:30} {eta}")
+    let model = resolved
+        .path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut reports = Vec::new();
+    for &prompt in &a.prompt {
+        let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "placing ({prompt}) {{pos}}/{{len}} activities {{bar:30}} {{eta}}"
+            ))
             .expect("a valid template"),
-    );
-    let answers = place::ask_items(
-        &mut engine,
-        Some(&mut embedder),
-        &world,
-        &items,
-        a.batch,
-        &mut |n| bar.set_position(n as u64),
-    )?;
-    bar.finish_and_clear();
-    let report = PlaceReport {
-        model: resolved
-            .path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        world: world_path.display().to_string(),
-        items: items.len(),
-        failed_questions: answers
-            .iter()
-            .map(|x| x.model.values().filter(|p| p.is_none()).count())
-            .sum(),
-        stay_baseline: place::stay_baseline(&items),
-        scores: grid
-            .iter()
-            .map(|&w| place::score(&world, &items, &answers, w))
-            .collect(),
-    };
+        );
+        let answers = place::ask_items(
+            &mut engine,
+            Some(&mut embedder),
+            &world,
+            &items,
+            prompt,
+            a.batch,
+            &mut |n| bar.set_position(n as u64),
+        )?;
+        bar.finish_and_clear();
+        reports.push(PlaceReport {
+            model: model.clone(),
+            prompt,
+            world: world_path.display().to_string(),
+            items: items.len(),
+            failed_questions: answers
+                .iter()
+                .map(|x| x.model.values().filter(|p| p.is_none()).count())
+                .sum(),
+            stay_baseline: place::stay_baseline(&items),
+            scores: grid
+                .iter()
+                .map(|&w| place::score(&world, &items, &answers, w))
+                .collect(),
+        });
+    }
     if a.json {
-        println!("{}", serde_json::to_string(&report)?);
+        match reports.as_slice() {
+            [one] => println!("{}", serde_json::to_string(one)?),
+            many => println!("{}", serde_json::to_string(many)?),
+        }
         return Ok(());
     }
-    println!(
-        "{} on {} ({} items, {} failed questions); staying put fits {:.3}",
-        report.model, report.world, report.items, report.failed_questions, report.stay_baseline
+    for report in &reports {
+        print!("{}", place_table(report, a.misses));
+    }
+    Ok(())
+}
+
+/// The place report as text: one row per weights, then the misses of the first if asked.
+fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "{} on {}, questions as {} ({} items, {} failed questions); staying put fits {:.3}\n",
+        r.model, r.world, r.prompt, r.items, r.failed_questions, r.stay_baseline
     );
-    println!(
+    let _ = writeln!(
+        out,
         "{:>6} {:>9} {:>5} {:>6} {:>9} {:>6}",
         "prior", "sharpness", "stay", "fits", "building", "stays"
     );
-    for s in &report.scores {
-        println!(
+    for s in &r.scores {
+        let w = s.weights;
+        let _ = writeln!(
+            out,
             "{:>6} {:>9} {:>5} {:>6.3} {:>9.3} {:>6.3}",
-            s.weights.prior, s.weights.sharpness, s.weights.stay_ratio, s.fits, s.building, s.stays
+            w.prior, w.sharpness, w.stay_ratio, s.fits, s.building, s.stays
         );
     }
-    if a.misses {
-        if let Some(s) = report.scores.first() {
-            println!(
-                "places that do not fit (prior {}, sharpness {}, stay {}):",
-                s.weights.prior, s.weights.sharpness, s.weights.stay_ratio
-            );
-            for (line, activity, got) in &s.misses {
-                println!("  line {line}: {activity} -> {got}");
-            }
+    if let Some(s) = r.scores.first().filter(|_| misses) {
+        let w = s.weights;
+        let _ = writeln!(
+            out,
+            "places that do not fit (prior {}, sharpness {}, stay {}):",
+            w.prior, w.sharpness, w.stay_ratio
+        );
+        for (line, activity, got) in &s.misses {
+            let _ = writeln!(out, "  line {line}: {activity} -> {got}");
         }
     }
-    Ok(())
+    out
 }
 
 /// Reads `NEED=P` of `--yes-threshold`.

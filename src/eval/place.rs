@@ -15,10 +15,9 @@ use serde::Serialize;
 use super::error::{EvalError, Result};
 use crate::agent::context::placeless_prompt;
 use crate::agent::place::{
-    current_option, decide, options, part_question, place_description, root_question, PlaceWeights,
+    current_option, decide, options, place_description, place_request, PlacePrompt, PlaceWeights,
 };
 use crate::agent::state::AgentState;
-use crate::agent::Mind;
 use crate::llm::{Inference, Request, Response};
 use crate::memory::TextEmbedder;
 use crate::world::{clock, display_path, parse_path, World};
@@ -195,13 +194,14 @@ pub struct Answers {
     pub similarities: BTreeMap<Vec<String>, Option<Vec<f32>>>,
 }
 
-/// Asks every item's questions at every choice point, `batch` items per engine call, and
-/// embeds the activities (`progress` is told how many items are done).
+/// Asks every item's questions at every choice point (put as `prompt` says), `batch` items
+/// per engine call, and embeds the activities (`progress` is told how many items are done).
 pub fn ask_items(
     engine: &mut dyn Inference,
     mut embedder: Option<&mut dyn TextEmbedder>,
     world: &World,
     items: &[PlaceItem],
+    prompt: PlacePrompt,
     batch: usize,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Vec<Answers>> {
@@ -238,13 +238,14 @@ pub fn ask_items(
             state.location = item.from.clone();
             let system = placeless_prompt(spec, &state, world.start_date, item.minutes);
             for p in &points {
-                let opts = options(world, p);
-                let q = if p.is_empty() {
-                    root_question(&spec.name, &item.activity, &opts)
-                } else {
-                    part_question(&spec.name, &item.activity, p, &opts)
-                };
-                requests.push(Mind::choose_request(&system, &q, &opts));
+                requests.push(place_request(
+                    &system,
+                    prompt,
+                    world,
+                    &spec.name,
+                    &item.activity,
+                    p,
+                ));
             }
         }
         let mut results = engine.run(requests, &mut |_| {}).into_iter();
@@ -379,6 +380,8 @@ pub fn stay_baseline(items: &[PlaceItem]) -> f64 {
 #[derive(Clone, Debug, Serialize)]
 pub struct PlaceReport {
     pub model: String,
+    /// How the questions were put.
+    pub prompt: PlacePrompt,
     pub world: String,
     pub items: usize,
     /// Questions that failed (the walk kept the current place there).
