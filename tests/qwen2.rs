@@ -290,7 +290,7 @@ fn a_starving_or_exhausted_agent_eats_or_rests_within_the_hour_on_the_1_5b() {
     util::ensure_model("qwen2.5-coder-1.5b");
     let tmp = tempfile::tempdir().unwrap();
     let world = std::fs::read_to_string("worlds/lin-family.toml").unwrap();
-    let world = world.replacen("days = 2\n", "days = 1\nday_start = \"14:00\"\n", 1);
+    let world = world.replacen("days = 2\n", "days = 2\nday_start = \"14:00\"\n", 1);
     // The first agent (John) starves, the second (Eddy) is exhausted.
     let mut parts = world.splitn(3, "emotion = \"neutral\"\n");
     let world = format!(

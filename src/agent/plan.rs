@@ -250,8 +250,30 @@ pub async fn maybe_change_plan(
             PlanLine::new(t, act)
         })
         .collect();
+    // Unmet needs are named with what meets them: asked only "how should the plan change",
+    // the 1.5B had an exhausted agent "write for an additional 20 minutes".
+    let unmet = state.unmet_needs();
+    let phrases: Vec<String> = unmet.iter().map(|(_, p)| p.clone()).collect();
+    let remedies: Vec<String> = unmet.iter().map(|(n, _)| n.remedy().to_string()).collect();
+    let (needs, purpose) = if unmet.is_empty() {
+        (String::new(), String::new())
+    } else {
+        (
+            format!(
+                "\nBeing {}, {} needs to {} soon.",
+                super::state::join_and(&phrases),
+                state.name,
+                super::state::join_and(&remedies)
+            ),
+            format!(
+                " so that {} can {} now",
+                state.name,
+                super::state::join_and(&remedies)
+            ),
+        )
+    };
     let q = format!(
-        "{} is {}. {}'s plan from now:\n{}\nShould {} change this plan because of how {} feels?",
+        "{} is {}. {}'s plan from now:\n{}{needs}\nShould {} change this plan because of how {} feels?",
         state.name,
         state.feeling(),
         state.name,
@@ -263,7 +285,7 @@ pub async fn maybe_change_plan(
         return None;
     }
     let how = format!(
-        "{} is {}. {}'s plan from now:\n{}\nIn one sentence, how should {} change the plan?",
+        "{} is {}. {}'s plan from now:\n{}{needs}\nIn one sentence, how should {} change the plan{purpose}?",
         state.name,
         state.feeling(),
         state.name,
@@ -277,11 +299,13 @@ pub async fn maybe_change_plan(
             return None;
         }
     };
+    // The old lines are not shown: shown them, the 1.5B copied them and put the change
+    // last (an exhausted agent kept writing and went to sleep "at 3 pm").
     let rewrite = format!(
-        "{}'s plan from now:\n{}\nChange: {}\nRewrite the plan from now with this change.",
-        state.name,
-        plan_text(&upcoming),
-        suggestion
+        "{name} has decided to change the plan: {suggestion}\nIt is {now}. Write what {name} \
+         does from now on, starting with this change, as short concrete actions.",
+        name = state.name,
+        now = clock::format_time(mind.minutes),
     );
     let (lines, text) = mind
         .ask_plan(

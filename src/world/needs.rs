@@ -52,6 +52,17 @@ impl Need {
         }
     }
 
+    /// What meets the need, as a plan change would put it: "eat something", "rest or sleep".
+    pub fn remedy(self) -> &'static str {
+        match self {
+            Need::Fullness => "eat something",
+            Need::Social => "spend time with other people",
+            Need::Fun => "do something enjoyable",
+            Need::Health => "exercise or look after their health",
+            Need::Energy => "rest or sleep",
+        }
+    }
+
     /// The expected drop per 5 simulated hours that the Humanoid Agents paper states, when
     /// no activity satisfies the need: fullness and health 1, social and fun 4, energy 5.
     pub fn paper_decay_per_5_hours(self) -> f64 {
