@@ -393,3 +393,75 @@ fn eval_judge_scores_a_label_csv_on_a_real_model() {
         "{err}"
     );
 }
+
+/// `eval place` on a real model: every row asked, the grid scored, staying put computed from
+/// the labels, and a bad place named by file, line and column before the model loads.
+#[test]
+fn eval_place_scores_labelled_places_on_a_real_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("places.csv");
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/place/lin-family-dev.csv"),
+    )
+    .unwrap();
+    let some: Vec<&str> = all.lines().take(21).collect();
+    std::fs::write(&csv, some.join("\n")).unwrap();
+    let out = humanoid(&[
+        "eval",
+        "place",
+        csv.to_str().unwrap(),
+        "--prompt",
+        "names,numbered",
+        "--prior",
+        "0,5",
+        "--sharpness",
+        "0,1",
+        "--json",
+    ]);
+    let reports: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let reports = reports.as_array().expect("one report per prompt");
+    assert_eq!(reports.len(), 2);
+    // Staying put fits where `from` is one of the row's places.
+    let stay = some[1..]
+        .iter()
+        .filter(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            cells[4].split(';').any(|p| p == cells[2])
+        })
+        .count() as f64
+        / 20.0;
+    for r in reports {
+        assert_eq!(r["items"], 20);
+        assert_eq!(r["failed_questions"], 0);
+        assert!(
+            (r["stay_baseline"].as_f64().unwrap() - stay).abs() < 1e-9,
+            "{r}"
+        );
+        let scores = r["scores"].as_array().unwrap();
+        assert_eq!(scores.len(), 4);
+        for s in scores {
+            for key in ["fits", "building", "stays"] {
+                let v = s[key].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&v), "{key} {v}");
+            }
+        }
+        // Neither the model nor the prior weighs: the agent always stays.
+        assert_eq!(scores[0]["weights"]["prior"], 0.0);
+        assert_eq!(scores[0]["weights"]["sharpness"], 0.0);
+        assert!((scores[0]["fits"].as_f64().unwrap() - stay).abs() < 1e-9);
+        assert_eq!(scores[0]["stays"], 1.0);
+    }
+    let bad = tmp.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "agent,time,from,activity,places\nJohn Lin,07:00 am,Lin family's house/Kitchen,brush teeth,Lin family's house/Attic\n",
+    )
+    .unwrap();
+    let out = humanoid(&["eval", "place", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.csv: line 2, column 5 (places)") && err.contains("Attic"),
+        "{err}"
+    );
+}

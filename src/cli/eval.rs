@@ -308,12 +308,7 @@ fn judge(a: JudgeArgs) -> Result<()> {
             anyhow::anyhow!(
                 "--agent {n:?}: no such agent in {} (agents: {})",
                 world_path.display(),
-                world
-                    .agents
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                world.agent_list()
             )
         })?,
         None => 0,

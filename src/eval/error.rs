@@ -43,5 +43,48 @@ pub enum EvalError {
     },
 }
 
+impl EvalError {
+    /// An error of the CSV file at `path` as a whole (for `map_err`).
+    pub fn csv(path: &std::path::Path) -> impl Fn(csv::Error) -> EvalError + Copy + '_ {
+        move |source| EvalError::Csv {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// An error of one cell: `line` 1-based, `column` 0-based (named 1-based).
+    pub fn cell(
+        path: &std::path::Path,
+        line: u64,
+        column: usize,
+        name: &str,
+        reason: impl Into<String>,
+    ) -> EvalError {
+        EvalError::Cell {
+            path: path.to_path_buf(),
+            line,
+            column: column + 1,
+            name: name.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Opens a CSV with a header row: the reader and the column names, trimmed and lower-case
+/// (a byte-order mark dropped).
+pub fn open_csv(path: &std::path::Path) -> Result<(csv::Reader<std::fs::File>, Vec<String>)> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(EvalError::csv(path))?;
+    let header = reader
+        .headers()
+        .map_err(EvalError::csv(path))?
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
+        .collect();
+    Ok((reader, header))
+}
+
 /// Shorthand for results of this module.
 pub type Result<T> = std::result::Result<T, EvalError>;

@@ -14,16 +14,9 @@ pub type Labels = Vec<Vec<Option<String>>>;
 /// count and every key cell must match; a label must be valid for its column and empty
 /// where the column does not apply. Errors name the file, line and column.
 pub fn read_labels(path: &Path, items: &[Item]) -> Result<Labels> {
-    let csv_err = |source| EvalError::Csv {
-        path: path.to_path_buf(),
-        source,
-    };
-    let cell = |line: u64, column: usize, name: &str, reason: String| EvalError::Cell {
-        path: path.to_path_buf(),
-        line,
-        column: column + 1,
-        name: name.to_string(),
-        reason,
+    let csv_err = EvalError::csv(path);
+    let cell = |line: u64, column: usize, name: &str, reason: String| {
+        EvalError::cell(path, line, column, name, reason)
     };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)

@@ -42,27 +42,11 @@ pub struct PlaceItem {
 /// optional `agent` (default: the world's first), `time` (default 10:00 am) and `from`
 /// (default: the agent's starting place). Errors name the file, line and column.
 pub fn read_items(path: &Path, world: &World) -> Result<Vec<PlaceItem>> {
-    let csv_err = |source| EvalError::Csv {
-        path: path.to_path_buf(),
-        source,
+    let csv_err = EvalError::csv(path);
+    let cell = |line: u64, column: usize, name: &str, reason: String| {
+        EvalError::cell(path, line, column, name, reason)
     };
-    let cell = |line: u64, column: usize, name: &str, reason: String| EvalError::Cell {
-        path: path.to_path_buf(),
-        line,
-        column: column + 1,
-        name: name.to_string(),
-        reason,
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(csv_err)?;
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(csv_err)?
-        .iter()
-        .map(|h| h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
-        .collect();
+    let (mut reader, header) = super::error::open_csv(path)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let required = |name: &str| {
         col(name).ok_or_else(|| EvalError::Sheet {
@@ -114,12 +98,7 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<PlaceItem>> {
                         format!(
                             "{:?} is not an agent of the world ({})",
                             get(Some(c)),
-                            world
-                                .agents
-                                .iter()
-                                .map(|a| a.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            world.agent_list()
                         ),
                     )
                 })?

@@ -322,10 +322,7 @@ pub fn instructions_path(sheet: &Path) -> PathBuf {
 /// Writes the sheet of `items` to `out` and the instructions next to it; returns the
 /// instructions' path.
 pub fn write_sheet(items: &[Item], out: &Path) -> Result<PathBuf> {
-    let csv_err = |source| EvalError::Csv {
-        path: out.to_path_buf(),
-        source,
-    };
+    let csv_err = EvalError::csv(out);
     let mut w = csv::Writer::from_path(out).map_err(csv_err)?;
     w.write_record(header()).map_err(csv_err)?;
     for (i, item) in items.iter().enumerate() {

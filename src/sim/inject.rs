@@ -59,7 +59,7 @@ impl Injection {
                     "no agent named {:?} in {} (agents: {})",
                     name.trim(),
                     world.name,
-                    agent_list(world)
+                    world.agent_list()
                 )));
             }
         };
@@ -79,15 +79,6 @@ impl Injection {
     }
 }
 
-fn agent_list(world: &World) -> String {
-    world
-        .agents
-        .iter()
-        .map(|a| a.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Checks that every injection names an agent of `world` and has a non-empty text (a
 /// config edited by hand, or built by a caller without [`Injection::parse`]).
 pub fn check(injections: &[Injection], world: &World) -> Result<()> {
@@ -97,7 +88,7 @@ pub fn check(injections: &[Injection], world: &World) -> Result<()> {
                 "injection for {:?}: no such agent in {} (agents: {})",
                 inj.agent,
                 world.name,
-                agent_list(world)
+                world.agent_list()
             )));
         }
         if inj.text.trim().is_empty() {

@@ -161,6 +161,15 @@ impl World {
         self.agents.iter().position(|a| a.name == name)
     }
 
+    /// The agents' names, comma-separated, for messages.
+    pub fn agent_list(&self) -> String {
+        self.agents
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Overrides every agent's starting state: a need level, the emotion, or the closeness of
     /// every relationship.
     pub fn apply_conditions(&mut self, conditions: &[Condition]) {

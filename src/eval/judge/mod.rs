@@ -78,27 +78,11 @@ pub struct JudgeItem {
 /// `fun`, `health`, `energy`: yes/no; `emotion`: one of the seven). Other columns are
 /// ignored. Errors name the file, line and column.
 pub fn read_items(path: &Path) -> Result<Vec<JudgeItem>> {
-    let csv_err = |source| EvalError::Csv {
-        path: path.to_path_buf(),
-        source,
+    let csv_err = EvalError::csv(path);
+    let cell = |line: u64, column: usize, name: &str, reason: String| {
+        EvalError::cell(path, line, column, name, reason)
     };
-    let cell = |line: u64, column: usize, name: &str, reason: String| EvalError::Cell {
-        path: path.to_path_buf(),
-        line,
-        column: column + 1,
-        name: name.to_string(),
-        reason,
-    };
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(csv_err)?;
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(csv_err)?
-        .iter()
-        .map(|h| h.trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
-        .collect();
+    let (mut reader, header) = super::error::open_csv(path)?;
     let col = |name: &str| header.iter().position(|h| h == name);
     let activity_col = col("activity").ok_or_else(|| EvalError::Sheet {
         path: path.to_path_buf(),
