@@ -218,6 +218,9 @@ pub async fn quarter_plan(
     fill_fixed("15m_plan", mind, &slots, lines, &text, &outline)
 }
 
+/// A need at or below this level is urgent: a plan change is asked to meet it.
+pub const URGENT_NEED: u8 = 1;
+
 /// What a plan change did.
 pub struct PlanChange {
     pub suggestion: String,
@@ -250,9 +253,15 @@ pub async fn maybe_change_plan(
             PlanLine::new(t, act)
         })
         .collect();
-    // Unmet needs are named with what meets them: asked only "how should the plan change",
-    // the 1.5B had an exhausted agent "write for an additional 20 minutes".
-    let unmet = state.unmet_needs();
+    // Urgent needs (level 0 or 1) are named with what meets them: asked only "how should
+    // the plan change", the 1.5B had an exhausted agent "write for an additional 20
+    // minutes". Named at every unmet level, it sent a slightly tired John home to sleep at
+    // 4 pm (a Lin day: no sleep in the day 1.000 -> 0.927).
+    let unmet: Vec<_> = state
+        .unmet_needs()
+        .into_iter()
+        .filter(|(n, _)| state.needs.get(*n) <= URGENT_NEED)
+        .collect();
     let phrases: Vec<String> = unmet.iter().map(|(_, p)| p.clone()).collect();
     let remedies: Vec<String> = unmet.iter().map(|(n, _)| n.remedy().to_string()).collect();
     let (needs, purpose) = if unmet.is_empty() {
