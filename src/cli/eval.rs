@@ -34,42 +34,7 @@ pub enum EvalCommand {
     /// (columns agent, time, from, activity, places) and score the places the walk reaches
     /// against the labels, under the run's weights or others (the relevance prior, the
     /// model's sharpness, the stay ratio), next to staying put.
-    Place(PlaceArgs),
-}
-
-/// Arguments of `eval place`.
-#[derive(Args, Debug)]
-pub struct PlaceArgs {
-    /// A CSV with `activity` and `places` columns (leaf paths separated by `;`) and
-    /// optional `agent`, `time` and `from` columns.
-    pub file: PathBuf,
-    /// The world the places and agents are from (default: the Lin family).
-    #[arg(long)]
-    pub world: Option<PathBuf>,
-    /// Weights of the relevance prior to score (comma-separated; default: a run's).
-    #[arg(long, value_delimiter = ',')]
-    pub prior: Vec<f32>,
-    /// Powers of the model's probabilities to score (0: the prior alone; default: a run's).
-    #[arg(long, value_delimiter = ',')]
-    pub sharpness: Vec<f32>,
-    /// Stay ratios to score (default: a run's).
-    #[arg(long, value_delimiter = ',')]
-    pub stay: Vec<f32>,
-    /// How the questions put the options: names (as a run asks) or numbered. Several,
-    /// comma-separated, are each asked in full.
-    #[arg(long, value_delimiter = ',', default_value = "names")]
-    pub prompt: Vec<humanoid::agent::place::PlacePrompt>,
-    /// Items per engine batch.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
-    /// List the items whose place does not fit (for the first weights).
-    #[arg(long)]
-    pub misses: bool,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub model: ModelArgs,
+    Place(super::eval_place::PlaceArgs),
 }
 
 /// Arguments of `eval judge`.
@@ -167,121 +132,8 @@ pub fn run(c: EvalCommand) -> Result<()> {
         EvalCommand::Score(a) => score(a),
         EvalCommand::Diffusion(a) => diffusion(a),
         EvalCommand::Judge(a) => judge(a),
-        EvalCommand::Place(a) => place(a),
+        EvalCommand::Place(a) => super::eval_place::place(a),
     }
-}
-
-fn place(a: PlaceArgs) -> Result<()> {
-    use humanoid::agent::place::PlaceWeights;
-    use humanoid::eval::place::{self, PlaceReport};
-    use humanoid::world::World;
-    let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
-    let world = World::load(&world_path)?;
-    let items = place::read_items(&a.file, &world)?;
-    let run = PlaceWeights::default();
-    let or_run = |v: &[f32], d: f32| if v.is_empty() { vec![d] } else { v.to_vec() };
-    let mut grid = Vec::new();
-    for &prior in &or_run(&a.prior, run.prior) {
-        for &sharpness in &or_run(&a.sharpness, run.sharpness) {
-            for &stay_ratio in &or_run(&a.stay, run.stay_ratio) {
-                if !(prior.is_finite() && sharpness >= 0.0 && (0.0..=1.0).contains(&stay_ratio)) {
-                    bail!("weights prior={prior} sharpness={sharpness} stay={stay_ratio}: the prior must be a number, the sharpness at least 0, the stay ratio within 0..1");
-                }
-                grid.push(PlaceWeights {
-                    prior,
-                    sharpness,
-                    stay_ratio,
-                });
-            }
-        }
-    }
-    let (resolved, mut engine) = a.model.load()?;
-    let mut embedder = humanoid::embed::Embedder::load_default(true)
-        .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
-    let model = resolved
-        .path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut reports = Vec::new();
-    for &prompt in &a.prompt {
-        let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "placing ({prompt}) {{pos}}/{{len}} activities {{bar:30}} {{eta}}"
-            ))
-            .expect("a valid template"),
-        );
-        let answers = place::ask_items(
-            &mut engine,
-            Some(&mut embedder),
-            &world,
-            &items,
-            prompt,
-            a.batch,
-            &mut |n| bar.set_position(n as u64),
-        )?;
-        bar.finish_and_clear();
-        reports.push(PlaceReport {
-            model: model.clone(),
-            prompt,
-            world: world_path.display().to_string(),
-            items: items.len(),
-            failed_questions: answers
-                .iter()
-                .map(|x| x.model.values().filter(|p| p.is_none()).count())
-                .sum(),
-            stay_baseline: place::stay_baseline(&items),
-            scores: grid
-                .iter()
-                .map(|&w| place::score(&world, &items, &answers, w))
-                .collect(),
-        });
-    }
-    if a.json {
-        match reports.as_slice() {
-            [one] => println!("{}", serde_json::to_string(one)?),
-            many => println!("{}", serde_json::to_string(many)?),
-        }
-        return Ok(());
-    }
-    for report in &reports {
-        print!("{}", place_table(report, a.misses));
-    }
-    Ok(())
-}
-
-/// The place report as text: one row per weights, then the misses of the first if asked.
-fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
-    use std::fmt::Write;
-    let mut out = format!(
-        "{} on {}, questions as {} ({} items, {} failed questions); staying put fits {:.3}\n",
-        r.model, r.world, r.prompt, r.items, r.failed_questions, r.stay_baseline
-    );
-    let _ = writeln!(
-        out,
-        "{:>6} {:>9} {:>5} {:>6} {:>9} {:>6}",
-        "prior", "sharpness", "stay", "fits", "building", "stays"
-    );
-    for s in &r.scores {
-        let w = s.weights;
-        let _ = writeln!(
-            out,
-            "{:>6} {:>9} {:>5} {:>6.3} {:>9.3} {:>6.3}",
-            w.prior, w.sharpness, w.stay_ratio, s.fits, s.building, s.stays
-        );
-    }
-    if let Some(s) = r.scores.first().filter(|_| misses) {
-        let w = s.weights;
-        let _ = writeln!(
-            out,
-            "places that do not fit (prior {}, sharpness {}, stay {}):",
-            w.prior, w.sharpness, w.stay_ratio
-        );
-        for (line, activity, got) in &s.misses {
-            let _ = writeln!(out, "  line {line}: {activity} -> {got}");
-        }
-    }
-    out
 }
 
 /// Reads `NEED=P` of `--yes-threshold`.

@@ -6,6 +6,7 @@ mod bench_models;
 mod bench_sim;
 mod chat;
 mod eval;
+mod eval_place;
 mod experiment;
 mod inspect;
 mod interview;
