@@ -73,7 +73,7 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
         "ablation",
         "worlds/lin-family.toml",
         "--need",
-        "fun",
+        "fun,energy",
         "--seeds",
         "1",
         "--steps",
@@ -89,7 +89,7 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
         .iter()
         .map(|s| s["setting"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["normal", "fun=0"]);
+    assert_eq!(names, ["normal", "fun=0", "energy=0"]);
     let ablated = out.join("fun=0").join("seed-0");
     let config: Value =
         serde_json::from_str(&std::fs::read_to_string(ablated.join("config.json")).unwrap())
@@ -97,18 +97,25 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
     assert_eq!(config["conditions"], serde_json::json!(["fun=0"]));
     assert_eq!(config["steps"], 1);
     let f = &report["findings"];
-    assert_eq!(f["kind"], "need");
-    assert_eq!(f["need"], "fun");
-    for (setting, key) in [("normal", "normal"), ("fun=0", "treated")] {
-        let run = out.join(setting).join("seed-0");
-        assert!(run.join("summary.json").exists(), "{setting} finished");
-        let expected = need_hours(&run, "fun", 1, 2, tmp.path());
-        let got = f["hours"][key]["mean"].as_f64().unwrap();
-        assert!(
-            (got - expected).abs() < 1e-9,
-            "{setting}: {got} vs {expected}"
-        );
-        assert_eq!(f["hours"][key]["n"], 1);
+    assert_eq!(f["kind"], "needs");
+    // One shared normal run, one ablated run per need, each need's hours from its own run.
+    for (k, need) in ["fun", "energy"].into_iter().enumerate() {
+        let row = &f["needs"][k];
+        assert_eq!(row["need"], need);
+        for (setting, key) in [
+            ("normal".to_string(), "normal"),
+            (format!("{need}=0"), "treated"),
+        ] {
+            let run = out.join(&setting).join("seed-0");
+            assert!(run.join("summary.json").exists(), "{setting} finished");
+            let expected = need_hours(&run, need, 1, 2, tmp.path());
+            let got = row["hours"][key]["mean"].as_f64().unwrap();
+            assert!(
+                (got - expected).abs() < 1e-9,
+                "{need}, {setting}: {got} vs {expected}"
+            );
+            assert_eq!(row["hours"][key]["n"], 1);
+        }
     }
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("ablation.json")).unwrap()).unwrap();
@@ -118,7 +125,7 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
     let again = humanoid(&args);
     let report2: Value = serde_json::from_str(&ok(&again)).unwrap();
     let err = String::from_utf8_lossy(&again.stderr);
-    assert_eq!(err.matches("already complete, kept").count(), 2, "{err}");
+    assert_eq!(err.matches("already complete, kept").count(), 3, "{err}");
     assert_eq!(report2, report);
 }
 
@@ -134,8 +141,9 @@ fn ablation_arguments_are_checked_before_anything_runs() {
         "--out",
         o,
     ];
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--need", "hunger"], "unknown key \"hunger\""),
+        (&["--need", "fun,hunger"], "unknown key \"hunger\""),
         (&["--emotion", "bored"], "bored"),
         (&["--closeness", "5,40"], "--closeness 40"),
         (&["--need", "fun", "--seeds", "0"], "--seeds 0"),

@@ -60,6 +60,9 @@ exercise or health care / rest or sleep; the feeling it leaves):
 - sort receipts for the accountant: filling no, people no, fun no, health no, rest no; neutral
 - pack up the belongings of a late uncle: filling no, people no, fun no, health no, rest no; sad
 - argue with a plumber about an overcharged bill: filling no, people yes, fun no, health no, rest no; angry
+- hear the smoke alarm go off in the middle of the night: filling no, people no, fun no, health no, rest no; afraid
+- find a dead mouse behind the sofa: filling no, people no, fun no, health no, rest no; disgusted
+- get an unexpected call from a cousin who moved abroad years ago: filling no, people yes, fun no, health no, rest no; surprised
 ";
 
 /// How the judgement questions are put: after the agent's context alone, or after

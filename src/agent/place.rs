@@ -12,7 +12,7 @@ use super::mind::{missing, Mind};
 use super::state::AgentState;
 
 /// The current place is kept when its probability is at least this share of the best one's.
-pub const STAY_RATIO: f32 = 0.8;
+pub const STAY_RATIO: f32 = 0.6;
 /// Weight of the relevance prior: each place's probability is multiplied by
 /// `exp(PLACE_PRIOR * cosine(activity, place))` and renormalised. The sentence embedding of
 /// the activity and the place's description is a cheap prior that corrects the model where
@@ -22,17 +22,21 @@ pub const PLACE_PRIOR: f32 = 5.0;
 /// The model's place probabilities are raised to this power before the prior is applied:
 /// a small model's over-confident answers are flattened.
 pub const MODEL_SHARPNESS: f32 = 0.25;
+/// An innermost place named for another agent ("John Lin's bedroom" when Eddy Lin moves)
+/// has its probability multiplied by this: a private room the agent rarely goes into.
+pub const OTHERS_ROOM: f32 = 0.1;
 /// How a run puts the walk's questions.
 pub const RUN_PLACE_PROMPT: PlacePrompt = PlacePrompt::Numbered;
 
 /// How a level's answer is decided: the model's probabilities to the power `sharpness`,
 /// times `exp(prior * cosine)`, renormalised; the current place kept at `stay_ratio` of the
-/// best.
+/// best; another agent's room weighed by `others_room`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct PlaceWeights {
     pub prior: f32,
     pub sharpness: f32,
     pub stay_ratio: f32,
+    pub others_room: f32,
 }
 
 impl Default for PlaceWeights {
@@ -42,6 +46,7 @@ impl Default for PlaceWeights {
             prior: PLACE_PRIOR,
             sharpness: MODEL_SHARPNESS,
             stay_ratio: STAY_RATIO,
+            others_room: OTHERS_ROOM,
         }
     }
 }
@@ -65,7 +70,7 @@ pub fn part_question(name: &str, activity: &str, parent: &[String], options: &[&
 
 /// How the walk's questions put the options to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum PlacePrompt {
     /// The places' names in one sentence; the model's answer is a name.
     Names,
@@ -73,6 +78,8 @@ pub enum PlacePrompt {
     /// ([`place_description`]), answered by a number (one token, so no option wins for
     /// starting with a common word such as "The"). Among innermost places only: as `names`.
     Numbered,
+    /// A numbered list at every level, innermost places included.
+    AllNumbered,
 }
 
 impl std::str::FromStr for PlacePrompt {
@@ -81,7 +88,10 @@ impl std::str::FromStr for PlacePrompt {
         match s {
             "names" => Ok(PlacePrompt::Names),
             "numbered" => Ok(PlacePrompt::Numbered),
-            other => Err(format!("unknown place prompt `{other}` (names, numbered)")),
+            "all-numbered" => Ok(PlacePrompt::AllNumbered),
+            other => Err(format!(
+                "unknown place prompt `{other}` (names, numbered, all-numbered)"
+            )),
         }
     }
 }
@@ -91,6 +101,7 @@ impl std::fmt::Display for PlacePrompt {
         f.write_str(match self {
             PlacePrompt::Names => "names",
             PlacePrompt::Numbered => "numbered",
+            PlacePrompt::AllNumbered => "all-numbered",
         })
     }
 }
@@ -113,7 +124,9 @@ pub fn place_request(
         !world.locations.is_leaf(&p)
     });
     match prompt {
-        PlacePrompt::Numbered if has_parts => {
+        PlacePrompt::AllNumbered | PlacePrompt::Numbered
+            if has_parts || prompt == PlacePrompt::AllNumbered =>
+        {
             let ask = if parent.is_empty() {
                 format!("Where should {name} be for this?")
             } else {
@@ -130,7 +143,8 @@ pub fn place_request(
             let numbers: Vec<String> = (1..=options.len()).map(|i| i.to_string()).collect();
             let numbers: Vec<&str> = numbers.iter().map(String::as_str).collect();
             let q = format!(
-                "{name} is doing: {activity}. {ask}\n{}\nAnswer with the number.",
+                "{name} is doing: {activity}.{} {ask}\n{}\nAnswer with the number.",
+                home_sentence(world, name),
                 list.join("\n")
             );
             Mind::choose_request(system, &q, &numbers)
@@ -144,6 +158,24 @@ pub fn place_request(
             Mind::choose_request(system, &q, options)
         }
     }
+}
+
+/// " NAME lives at HOME." for an agent of the world that starts the run in a bedroom (HOME:
+/// the top-level place of that bedroom), else "" (an agent starting elsewhere, such as
+/// Rachel in the wedding hall, has no known home).
+fn home_sentence(world: &World, name: &str) -> String {
+    world
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .filter(|a| {
+            a.location.len() > 1
+                && a.location
+                    .last()
+                    .is_some_and(|room| room.to_lowercase().contains("bedroom"))
+        })
+        .and_then(|a| a.location.first())
+        .map_or(String::new(), |home| format!(" {name} lives at {home}."))
 }
 
 /// The places below `parent` ([] for the top level).
@@ -203,21 +235,59 @@ pub fn prefer_stay(probs: &[f32], best: usize, current: Option<usize>, stay_rati
 }
 
 /// The option chosen at one level from the model's probabilities, the similarities of the
-/// activity to each option's [`place_description`] and the option the agent is in.
+/// activity to each option's [`place_description`], the option the agent is in and which
+/// options are other agents' rooms ([`others_rooms`]; empty: none).
 pub fn decide(
     model: &[f32],
     similarities: Option<&[f32]>,
     current: Option<usize>,
+    others: &[bool],
     w: PlaceWeights,
 ) -> usize {
     if model.is_empty() {
         return current.unwrap_or(0);
     }
-    let probs = with_prior(model, similarities, w);
+    let mut probs = with_prior(model, similarities, w);
+    for (p, &other) in probs.iter_mut().zip(others) {
+        if other {
+            *p *= w.others_room;
+        }
+    }
     let best = (0..probs.len())
         .max_by(|&a, &b| probs[a].total_cmp(&probs[b]).then(b.cmp(&a)))
         .unwrap_or(0);
     prefer_stay(&probs, best, current, w.stay_ratio)
+}
+
+/// Which of `options` (the parts of `parent`) are innermost places named for an agent of the
+/// world other than `name`: "John Lin's bedroom" or "John's bedroom" when Eddy Lin moves.
+pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&str]) -> Vec<bool> {
+    let owners: Vec<(String, String)> = world
+        .agents
+        .iter()
+        .filter(|a| a.name != name)
+        .map(|a| {
+            let full = a.name.to_lowercase();
+            let first = full
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            (format!("{full}'s"), format!("{first}'s"))
+        })
+        .collect();
+    options
+        .iter()
+        .map(|o| {
+            let mut p = parent.to_vec();
+            p.push(o.to_string());
+            let o = o.to_lowercase().replace('\u{2019}', "'");
+            world.locations.is_leaf(&p)
+                && owners
+                    .iter()
+                    .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
+        })
+        .collect()
 }
 
 /// Which of `options` the agent's `location` is in, at `depth` below `path`.
@@ -230,10 +300,79 @@ pub fn current_option(location: &[String], path: &[String], options: &[&str]) ->
     }
 }
 
+/// A walk down the location tree from the roots, one level at a time. Levels with a single
+/// option are taken on the way; [`Descent::next_choice`] stops at each level with more.
+#[derive(Clone, Debug)]
+pub struct Descent<'w> {
+    world: &'w World,
+    /// Where the agent is (a leaf), for [`Choice::current`].
+    location: Vec<String>,
+    path: Vec<String>,
+}
+
+/// One level of a [`Descent`] with more than one option.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice<'w> {
+    /// The place whose parts are chosen between ([] for the top level).
+    pub parent: Vec<String>,
+    pub options: Vec<&'w str>,
+    /// The option the agent is in, if any.
+    pub current: Option<usize>,
+}
+
+impl<'w> Descent<'w> {
+    /// A walk for an agent at `location`.
+    pub fn new(world: &'w World, location: &[String]) -> Self {
+        Self {
+            world,
+            location: location.to_vec(),
+            path: Vec::new(),
+        }
+    }
+
+    /// The next level to choose at, or `None` once the walk is at a leaf (or at a place
+    /// without parts).
+    pub fn next_choice(&mut self) -> Option<Choice<'w>> {
+        loop {
+            if self.world.locations.is_leaf(&self.path) {
+                return None;
+            }
+            let options = options(self.world, &self.path);
+            match options.len() {
+                0 => return None,
+                1 => self.path.push(options[0].to_string()),
+                _ => {
+                    return Some(Choice {
+                        parent: self.path.clone(),
+                        current: current_option(&self.location, &self.path, &options),
+                        options,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Goes into option `pick` of `choice` (an option out of range counts as the first).
+    pub fn take(&mut self, choice: &Choice<'_>, pick: usize) {
+        let pick = if pick < choice.options.len() { pick } else { 0 };
+        self.path.push(choice.options[pick].to_string());
+    }
+
+    /// The place reached so far.
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// Whether the walk ended at a leaf.
+    pub fn at_leaf(&self) -> bool {
+        self.world.locations.is_leaf(&self.path)
+    }
+}
+
 /// Walks down the location tree from the roots to a leaf, one `choose` per level with more
 /// than one option, preferring the agent's current place. `first` is the answer to the
-/// first level's question (asked in the step's batch); `system` is the agent's context
-/// without its place.
+/// top level's question (asked in the step's batch; unused when the top level has one
+/// place); `system` is the agent's context without its place.
 pub async fn walk(
     mind: &Mind<'_>,
     world: &World,
@@ -242,63 +381,52 @@ pub async fn walk(
     first: Result<crate::llm::Response, crate::llm::LlmError>,
 ) -> Vec<String> {
     let w = PlaceWeights::default();
-    let mut path: Vec<String> = Vec::new();
+    let mut descent = Descent::new(world, &state.location);
     let mut pending = Some(first);
-    loop {
-        let options = options(world, &path);
-        if options.is_empty() {
-            break;
-        }
-        let current = current_option(&state.location, &path, &options);
-        let pick = if options.len() == 1 {
-            0
-        } else {
-            let result = match pending.take() {
-                Some(r) => r,
-                None => {
-                    let req = place_request(
-                        system,
-                        RUN_PLACE_PROMPT,
-                        world,
-                        &state.name,
-                        &state.activity,
-                        &path,
-                    );
-                    let mut r = mind.port.run(vec![("location".into(), req)]).await;
-                    r.pop().unwrap_or_else(missing)
-                }
-            };
-            let fallback = current.unwrap_or(0);
-            match mind.chosen("location", result, &options, fallback) {
-                Some(c) => {
-                    let paths: Vec<String> = options
-                        .iter()
-                        .map(|o| place_description(world, &path, o))
-                        .collect();
-                    let sims = mind.similarities(&state.activity, &paths);
-                    let pick = decide(&c.probs, sims.as_deref(), current, w);
-                    tracing::debug!(agent = %state.name, activity = %state.activity, ?options, model = ?c.probs, pick, "location");
-                    pick
-                }
-                None => fallback,
+    while let Some(choice) = descent.next_choice() {
+        let result = match pending.take().filter(|_| choice.parent.is_empty()) {
+            Some(r) => r,
+            None => {
+                let req = place_request(
+                    system,
+                    RUN_PLACE_PROMPT,
+                    world,
+                    &state.name,
+                    &state.activity,
+                    &choice.parent,
+                );
+                let mut r = mind.port.run(vec![("location".into(), req)]).await;
+                r.pop().unwrap_or_else(missing)
             }
         };
-        pending = None;
-        path.push(options[pick].to_string());
-        if world.locations.is_leaf(&path) {
-            break;
-        }
+        let fallback = choice.current.unwrap_or(0);
+        let pick = match mind.chosen("location", result, &choice.options, fallback) {
+            Some(c) => {
+                let paths: Vec<String> = choice
+                    .options
+                    .iter()
+                    .map(|o| place_description(world, &choice.parent, o))
+                    .collect();
+                let sims = mind.similarities(&state.activity, &paths);
+                let others = others_rooms(world, &state.name, &choice.parent, &choice.options);
+                let pick = decide(&c.probs, sims.as_deref(), choice.current, &others, w);
+                tracing::debug!(agent = %state.name, activity = %state.activity, options = ?choice.options, model = ?c.probs, pick, "location");
+                pick
+            }
+            None => fallback,
+        };
+        descent.take(&choice, pick);
     }
-    if !world.locations.is_leaf(&path) {
+    if !descent.at_leaf() {
         mind.fallback(
             "location",
             "the walk did not reach a leaf",
-            &display_path(&path),
+            &display_path(descent.path()),
             &display_path(&state.location),
         );
         return state.location.clone();
     }
-    path
+    descent.path().to_vec()
 }
 
 #[cfg(test)]
@@ -316,13 +444,69 @@ mod tests {
     fn the_prior_decides_when_the_model_is_flat_and_yields_to_a_clear_model() {
         let w = PlaceWeights::default();
         let sims = [0.1, 0.4];
-        assert_eq!(decide(&[0.5, 0.5], Some(&sims), None, w), 1);
-        assert_eq!(decide(&[0.5, 0.5], None, None, w), 0);
+        assert_eq!(decide(&[0.5, 0.5], Some(&sims), None, &[], w), 1);
+        assert_eq!(decide(&[0.5, 0.5], None, None, &[], w), 0);
         // 0.3 of cosine is exp(1.5) = 4.5x in the prior; a model 10^4 : 1 sure still wins
         // at sharpness 0.25 (10x).
-        assert_eq!(decide(&[0.9999, 0.0001], Some(&sims), None, w), 0);
+        assert_eq!(decide(&[0.9999, 0.0001], Some(&sims), None, &[], w), 0);
         let no_prior = PlaceWeights { prior: 0.0, ..w };
-        assert_eq!(decide(&[0.6, 0.4], Some(&sims), None, no_prior), 0);
-        assert_eq!(decide(&[], Some(&sims), Some(1), w), 1);
+        assert_eq!(decide(&[0.6, 0.4], Some(&sims), None, &[], no_prior), 0);
+        assert_eq!(decide(&[], Some(&sims), Some(1), &[], w), 1);
+    }
+
+    #[test]
+    fn a_descent_stops_at_each_level_with_a_choice_and_ends_at_a_leaf() {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let kitchen = crate::world::parse_path("Lin family's house/Kitchen").unwrap();
+        let mut d = Descent::new(&world, &kitchen);
+        let top = d.next_choice().expect("the top level has several places");
+        assert!(top.parent.is_empty());
+        assert_eq!(top.current, Some(0));
+        d.take(&top, 0);
+        let house = d.next_choice().expect("the house has rooms");
+        assert_eq!(house.parent, ["Lin family's house"]);
+        assert_eq!(house.options[house.current.unwrap()], "Kitchen");
+        let bathroom = house.options.iter().position(|o| *o == "Bathroom").unwrap();
+        d.take(&house, bathroom);
+        assert_eq!(d.next_choice(), None);
+        assert!(d.at_leaf());
+        assert_eq!(display_path(d.path()), "Lin family's house/Bathroom");
+    }
+
+    #[test]
+    fn another_agents_room_is_weighed_down_but_ones_own_is_not() {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let house = vec!["Lin family's house".to_string()];
+        let rooms = options(&world, &house);
+        let for_eddy = others_rooms(&world, "Eddy Lin", &house, &rooms);
+        let named: Vec<&str> = rooms
+            .iter()
+            .zip(&for_eddy)
+            .filter(|(_, &o)| o)
+            .map(|(r, _)| *r)
+            .collect();
+        assert_eq!(named, ["John Lin's bedroom"]);
+        // The top level: "Lin family's house" is not a room of anyone's.
+        let top = options(&world, &[]);
+        assert!(others_rooms(&world, "Eddy Lin", &[], &top)
+            .iter()
+            .all(|o| !o));
+        // Equal answers between John's and Eddy's bedrooms: Eddy goes to his own.
+        let (john, eddy) = (2, 3);
+        let mut model = vec![0.0; rooms.len()];
+        model[john] = 0.5;
+        model[eddy] = 0.5;
+        let w = PlaceWeights::default();
+        assert_eq!(decide(&model, None, None, &for_eddy, w), eddy);
+        let for_john = others_rooms(&world, "John Lin", &house, &rooms);
+        assert_eq!(decide(&model, None, None, &for_john, w), john);
     }
 }

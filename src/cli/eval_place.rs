@@ -22,12 +22,15 @@ pub struct PlaceArgs {
     /// Powers of the model's probabilities to score (0: the prior alone; default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub sharpness: Vec<f32>,
+    /// Factors on another agent's room to score (1: no penalty; default: a run's).
+    #[arg(long, value_delimiter = ',')]
+    pub others: Vec<f32>,
     /// Stay ratios to score (default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub stay: Vec<f32>,
-    /// How the questions put the options: names (as a run asks) or numbered. Several,
+    /// How the questions put the options: numbered (as a run asks) or names. Several,
     /// comma-separated, are each asked in full.
-    #[arg(long, value_delimiter = ',', default_value = "names")]
+    #[arg(long, value_delimiter = ',', default_value = "numbered")]
     pub prompt: Vec<humanoid::agent::place::PlacePrompt>,
     /// Items per engine batch.
     #[arg(long, default_value_t = 8)]
@@ -55,14 +58,21 @@ pub fn place(a: PlaceArgs) -> Result<()> {
     for &prior in &or_run(&a.prior, run.prior) {
         for &sharpness in &or_run(&a.sharpness, run.sharpness) {
             for &stay_ratio in &or_run(&a.stay, run.stay_ratio) {
-                if !(prior.is_finite() && sharpness >= 0.0 && (0.0..=1.0).contains(&stay_ratio)) {
-                    bail!("weights prior={prior} sharpness={sharpness} stay={stay_ratio}: the prior must be a number, the sharpness at least 0, the stay ratio within 0..1");
+                for &others_room in &or_run(&a.others, run.others_room) {
+                    if !(prior.is_finite()
+                        && sharpness >= 0.0
+                        && (0.0..=1.0).contains(&stay_ratio)
+                        && (0.0..=1.0).contains(&others_room))
+                    {
+                        bail!("weights prior={prior} sharpness={sharpness} stay={stay_ratio} others={others_room}: the prior must be a number, the sharpness at least 0, the stay ratio and the others' room factor within 0..1");
+                    }
+                    grid.push(PlaceWeights {
+                        prior,
+                        sharpness,
+                        stay_ratio,
+                        others_room,
+                    });
                 }
-                grid.push(PlaceWeights {
-                    prior,
-                    sharpness,
-                    stay_ratio,
-                });
             }
         }
     }
@@ -130,23 +140,23 @@ fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:>9} {:>5} {:>6} {:>9} {:>6}",
-        "prior", "sharpness", "stay", "fits", "building", "stays"
+        "{:>6} {:>9} {:>5} {:>6} {:>6} {:>9} {:>6}",
+        "prior", "sharpness", "stay", "others", "fits", "building", "stays"
     );
     for s in &r.scores {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "{:>6} {:>9} {:>5} {:>6.3} {:>9.3} {:>6.3}",
-            w.prior, w.sharpness, w.stay_ratio, s.fits, s.building, s.stays
+            "{:>6} {:>9} {:>5} {:>6} {:>6.3} {:>9.3} {:>6.3}",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, s.fits, s.building, s.stays
         );
     }
     if let Some(s) = r.scores.first().filter(|_| misses) {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "places that do not fit (prior {}, sharpness {}, stay {}):",
-            w.prior, w.sharpness, w.stay_ratio
+            "places that do not fit (prior {}, sharpness {}, stay {}, others {}):",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room
         );
         for (line, activity, got) in &s.misses {
             let _ = writeln!(out, "  line {line}: {activity} -> {got}");

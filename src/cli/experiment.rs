@@ -27,9 +27,10 @@ pub struct AblationArgs {
     /// The world file.
     pub world: PathBuf,
     /// Start this need at 0 for every agent; reports the hours spent on activities that
-    /// satisfy it, normal vs ablated.
-    #[arg(long)]
-    pub need: Option<String>,
+    /// satisfy it, normal vs ablated. Several needs (comma-separated, or `all`) share the
+    /// normal runs: the paper's Table 2 in one command.
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub need: Option<Vec<String>>,
     /// Hold every agent's emotion at this one all run; reports the hours spent on each
     /// need, normal vs held.
     #[arg(long)]
@@ -73,9 +74,8 @@ struct SettingRuns {
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Findings {
-    Need {
-        need: String,
-        hours: Comparison,
+    Needs {
+        needs: Vec<NeedRow>,
     },
     Emotion {
         emotion: String,
@@ -84,6 +84,13 @@ enum Findings {
     Closeness {
         levels: Vec<ClosenessRow>,
     },
+}
+
+/// One need's hours, normal vs that need starting at 0.
+#[derive(Serialize)]
+struct NeedRow {
+    need: String,
+    hours: Comparison,
 }
 
 #[derive(Serialize)]
@@ -123,14 +130,23 @@ fn ablation(a: AblationArgs) -> Result<()> {
         seeds.len(),
         out.display()
     );
-    let mut results = Vec::new();
-    for (k, (setting, conds)) in settings.iter().enumerate() {
-        let mut runs = Vec::new();
-        for (j, &seed) in seeds.iter().enumerate() {
-            let dir = out.join(setting).join(format!("seed-{seed}"));
+    // Seeds outermost: after each seed every setting has a run, so an interrupted
+    // experiment already compares all of them.
+    let mut results: Vec<SettingRuns> = settings
+        .iter()
+        .map(|(setting, conds)| SettingRuns {
+            setting: setting.clone(),
+            conditions: conds.clone(),
+            runs: Vec::new(),
+        })
+        .collect();
+    for (j, &seed) in seeds.iter().enumerate() {
+        for (k, s) in results.iter_mut().enumerate() {
+            let dir = out.join(&s.setting).join(format!("seed-{seed}"));
             eprintln!(
-                "[{}/{total}] {setting}, seed {seed}: {}",
-                k * seeds.len() + j + 1,
+                "[{}/{total}] {}, seed {seed}: {}",
+                j * settings.len() + k + 1,
+                s.setting,
                 dir.display()
             );
             let child = run_child(&RunSpec {
@@ -139,20 +155,15 @@ fn ablation(a: AblationArgs) -> Result<()> {
                 seed,
                 days: Some(a.days),
                 steps: a.steps,
-                conditions: conds.clone(),
+                conditions: s.conditions.clone(),
                 model: &a.model,
             })?;
             if child.reused {
                 eprintln!("  already complete, kept");
             }
             let m = measure_run(&dir).with_context(|| format!("measuring {}", dir.display()))?;
-            runs.push((seed, dir, m));
+            s.runs.push((seed, dir, m));
         }
-        results.push(SettingRuns {
-            setting: setting.clone(),
-            conditions: conds.clone(),
-            runs,
-        });
     }
     let findings = findings(&a, &results)?;
     let report = serde_json::json!({
@@ -181,10 +192,19 @@ type Settings = Vec<(String, Vec<String>)>;
 /// The settings to run and a name for what is ablated.
 fn settings(a: &AblationArgs) -> Result<(String, Settings)> {
     let normal = ("normal".to_string(), Vec::new());
-    if let Some(n) = &a.need {
-        let c = condition(&format!("{}=0", n.trim())).with_context(|| format!("--need {n}"))?;
-        let c = c.to_string();
-        return Ok((n.trim().to_string(), vec![normal, (c.clone(), vec![c])]));
+    if let Some(names) = &a.need {
+        let needs = needs(names)?;
+        let what = needs
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join("-");
+        let mut settings = vec![normal];
+        for n in needs {
+            let c = condition(&format!("{}=0", n.as_str()))?.to_string();
+            settings.push((c.clone(), vec![c]));
+        }
+        return Ok((what, settings));
     }
     if let Some(e) = &a.emotion {
         let c = condition(&format!("emotion={}", e.trim()))
@@ -215,19 +235,19 @@ fn findings(a: &AblationArgs, results: &[SettingRuns]) -> Result<Findings> {
     let values = |s: &SettingRuns, f: &dyn Fn(&RunMeasures) -> f64| -> Vec<f64> {
         s.runs.iter().map(|(_, _, m)| f(m)).collect()
     };
-    if let Some(n) = &a.need {
-        let need: Need = n
-            .trim()
-            .parse()
-            .map_err(|e| anyhow::anyhow!("--need {n}: {e}"))?;
-        let hours = compare(
-            &values(&results[0], &|m| m.hours_on(need)),
-            &values(&results[1], &|m| m.hours_on(need)),
-        );
-        return Ok(Findings::Need {
-            need: need.as_str().into(),
-            hours,
-        });
+    if let Some(names) = &a.need {
+        let rows = needs(names)?
+            .into_iter()
+            .zip(&results[1..])
+            .map(|(need, treated)| NeedRow {
+                need: need.as_str().into(),
+                hours: compare(
+                    &values(&results[0], &|m| m.hours_on(need)),
+                    &values(treated, &|m| m.hours_on(need)),
+                ),
+            })
+            .collect();
+        return Ok(Findings::Needs { needs: rows });
     }
     if a.emotion.is_some() {
         let hours_by_need = Need::ALL
@@ -261,6 +281,28 @@ fn findings(a: &AblationArgs, results: &[SettingRuns]) -> Result<Findings> {
     Ok(Findings::Closeness { levels })
 }
 
+/// The needs `--need` names (`all`: the five), each once, in the order given.
+fn needs(names: &[String]) -> Result<Vec<Need>> {
+    let mut out: Vec<Need> = Vec::new();
+    for n in names.iter().map(|n| n.trim()) {
+        let add: Vec<Need> = if n == "all" {
+            Need::ALL.to_vec()
+        } else {
+            condition(&format!("{n}=0")).with_context(|| format!("--need {n}"))?;
+            vec![n.parse().map_err(|e| anyhow::anyhow!("--need {n}: {e}"))?]
+        };
+        for need in add {
+            if !out.contains(&need) {
+                out.push(need);
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("--need: name at least one need (fullness, social, fun, health, energy or all)");
+    }
+    Ok(out)
+}
+
 fn spread(s: Option<Spread>, unit: &str) -> String {
     s.map_or("n/a".into(), |s| {
         format!("{:.2} ± {:.2}{unit}", s.mean, s.sd)
@@ -283,21 +325,23 @@ fn increase(c: &Comparison) -> String {
 fn print_findings(f: &Findings, results: &[SettingRuns]) {
     let seeds = results.first().map_or(0, |s| s.runs.len());
     match f {
-        Findings::Need { need, hours } => {
+        Findings::Needs { needs } => {
             println!(
-                "hours per agent on activities that satisfy {need} (mean ± sd over {seeds} seeds):"
+                "hours per agent on activities that satisfy the need (mean ± sd over {seeds} seeds):"
             );
             println!(
-                "  {:<14} {}",
-                results[0].setting,
-                spread(hours.normal, " h")
+                "  {:<9} {:<16} {:<16} increase",
+                "need", results[0].setting, "need at 0"
             );
-            println!(
-                "  {:<14} {}",
-                results[1].setting,
-                spread(hours.treated, " h")
-            );
-            println!("  increase       {}", increase(hours));
+            for r in needs {
+                println!(
+                    "  {:<9} {:<16} {:<16} {}",
+                    r.need,
+                    spread(r.hours.normal, " h"),
+                    spread(r.hours.treated, " h"),
+                    increase(&r.hours)
+                );
+            }
         }
         Findings::Emotion {
             emotion,

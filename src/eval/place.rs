@@ -15,7 +15,8 @@ use serde::Serialize;
 use super::error::{EvalError, Result};
 use crate::agent::context::placeless_prompt;
 use crate::agent::place::{
-    current_option, decide, options, place_description, place_request, PlacePrompt, PlaceWeights,
+    decide, options, others_rooms, place_description, place_request, Descent, PlacePrompt,
+    PlaceWeights,
 };
 use crate::agent::state::AgentState;
 use crate::llm::{Inference, Request, Response};
@@ -272,32 +273,25 @@ pub fn ask_items(
 
 /// The leaf a run's walk reaches for `item` from `answers` under weights `w`.
 pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeights) -> Vec<String> {
-    let mut path: Vec<String> = Vec::new();
-    loop {
-        let opts = options(world, &path);
-        if opts.is_empty() {
-            break;
-        }
-        let current = current_option(&item.from, &path, &opts);
-        let pick = if opts.len() == 1 {
-            0
-        } else {
-            match answers.model.get(&path).and_then(Option::as_ref) {
-                Some(probs) => decide(
-                    probs,
-                    answers.similarities.get(&path).and_then(Option::as_deref),
-                    current,
-                    w,
-                ),
-                None => current.unwrap_or(0),
-            }
+    let name = &world.agents[item.agent].name;
+    let mut descent = Descent::new(world, &item.from);
+    while let Some(choice) = descent.next_choice() {
+        let pick = match answers.model.get(&choice.parent).and_then(Option::as_ref) {
+            Some(probs) => decide(
+                probs,
+                answers
+                    .similarities
+                    .get(&choice.parent)
+                    .and_then(Option::as_deref),
+                choice.current,
+                &others_rooms(world, name, &choice.parent, &choice.options),
+                w,
+            ),
+            None => choice.current.unwrap_or(0),
         };
-        path.push(opts[pick].to_string());
-        if world.locations.is_leaf(&path) {
-            break;
-        }
+        descent.take(&choice, pick);
     }
-    path
+    descent.path().to_vec()
 }
 
 /// The scores of one set of weights.
