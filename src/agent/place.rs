@@ -510,4 +510,60 @@ mod tests {
         let for_john = others_rooms(&world, "John Lin", &house, &rooms);
         assert_eq!(decide(&model, None, None, &for_john, w), john);
     }
+
+    /// The question of a request: the text of its last message.
+    fn question(r: &crate::llm::Request) -> String {
+        match r {
+            crate::llm::Request::Choose(c) => match &c.prompt {
+                crate::llm::Prompt::Chat(m) => {
+                    m.last().map(|m| m.content.clone()).unwrap_or_default()
+                }
+                _ => String::new(),
+            },
+            _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn the_top_question_names_the_home_of_an_agent_who_starts_in_a_bedroom() {
+        let load = |text: &str, path: &str| {
+            World::parse(text, std::path::Path::new(path)).expect("the bundled world parses")
+        };
+        let lin = load(
+            include_str!("../../worlds/lin-family.toml"),
+            "lin-family.toml",
+        );
+        let q = question(&place_request(
+            "",
+            PlacePrompt::Numbered,
+            &lin,
+            "Eddy Lin",
+            "read",
+            &[],
+        ));
+        assert!(q.contains("Eddy Lin lives at Lin family's house."), "{q}");
+        // Rachel starts in the wedding hall's bridal suite: no home is claimed for her.
+        let friends = load(include_str!("../../worlds/friends.toml"), "friends.toml");
+        let q = question(&place_request(
+            "",
+            PlacePrompt::Numbered,
+            &friends,
+            "Rachel Green",
+            "read",
+            &[],
+        ));
+        assert!(!q.contains("lives at"), "{q}");
+        let q = question(&place_request(
+            "",
+            PlacePrompt::Numbered,
+            &friends,
+            "Monica Geller",
+            "read",
+            &[],
+        ));
+        assert!(
+            q.contains("Monica Geller lives at Monica's apartment."),
+            "{q}"
+        );
+    }
 }
