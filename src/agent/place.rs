@@ -119,11 +119,9 @@ pub fn place_request(
 ) -> crate::llm::Request {
     let options = options(world, parent);
     let options = options.as_slice();
-    let has_parts = options.iter().any(|o| {
-        let mut p = parent.to_vec();
-        p.push(o.to_string());
-        !world.locations.is_leaf(&p)
-    });
+    let has_parts = options
+        .iter()
+        .any(|o| !world.locations.is_leaf(&child(parent, o)));
     match prompt {
         PlacePrompt::AllNumbered | PlacePrompt::Numbered
             if has_parts || prompt == PlacePrompt::AllNumbered =>
@@ -179,6 +177,13 @@ fn home_sentence(world: &World, name: &str) -> String {
         .map_or(String::new(), |home| format!(" {name} lives at {home}."))
 }
 
+/// The path of `name` inside `parent`.
+fn child(parent: &[String], name: &str) -> Vec<String> {
+    let mut p = parent.to_vec();
+    p.push(name.to_string());
+    p
+}
+
 /// The places below `parent` ([] for the top level).
 pub fn options<'w>(world: &'w World, parent: &[String]) -> Vec<&'w str> {
     if parent.is_empty() {
@@ -191,8 +196,7 @@ pub fn options<'w>(world: &'w World, parent: &[String]) -> Vec<&'w str> {
 /// A place as the relevance prior sees it: its path, and for a place with parts, the names
 /// of its innermost places ("Lin family's house: Kitchen, Living room, ...").
 pub fn place_description(world: &World, parent: &[String], name: &str) -> String {
-    let mut p = parent.to_vec();
-    p.push(name.to_string());
+    let p = child(parent, name);
     let leaves: Vec<String> = world
         .locations
         .leaves()
@@ -280,13 +284,11 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
     options
         .iter()
         .map(|o| {
-            let mut p = parent.to_vec();
-            p.push(o.to_string());
+            let leaf = world.locations.is_leaf(&child(parent, o));
             let o = o.to_lowercase().replace('\u{2019}', "'");
-            world.locations.is_leaf(&p)
-                && owners
-                    .iter()
-                    .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
+            leaf && owners
+                .iter()
+                .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
         })
         .collect()
 }
@@ -306,6 +308,8 @@ pub fn current_option(location: &[String], path: &[String], options: &[&str]) ->
 #[derive(Clone, Debug)]
 pub struct Descent<'w> {
     world: &'w World,
+    /// The agent walking, for [`Choice::others`].
+    name: String,
     /// Where the agent is (a leaf), for [`Choice::current`].
     location: Vec<String>,
     path: Vec<String>,
@@ -319,13 +323,16 @@ pub struct Choice<'w> {
     pub options: Vec<&'w str>,
     /// The option the agent is in, if any.
     pub current: Option<usize>,
+    /// Which options are other agents' rooms ([`others_rooms`]).
+    pub others: Vec<bool>,
 }
 
 impl<'w> Descent<'w> {
-    /// A walk for an agent at `location`.
-    pub fn new(world: &'w World, location: &[String]) -> Self {
+    /// A walk for the agent `name` at `location`.
+    pub fn new(world: &'w World, name: &str, location: &[String]) -> Self {
         Self {
             world,
+            name: name.to_string(),
             location: location.to_vec(),
             path: Vec::new(),
         }
@@ -346,6 +353,7 @@ impl<'w> Descent<'w> {
                     return Some(Choice {
                         parent: self.path.clone(),
                         current: current_option(&self.location, &self.path, &options),
+                        others: others_rooms(self.world, &self.name, &self.path, &options),
                         options,
                     })
                 }
@@ -382,7 +390,7 @@ pub async fn walk(
     first: Result<crate::llm::Response, crate::llm::LlmError>,
 ) -> Vec<String> {
     let w = PlaceWeights::default();
-    let mut descent = Descent::new(world, &state.location);
+    let mut descent = Descent::new(world, &state.name, &state.location);
     let mut pending = Some(first);
     while let Some(choice) = descent.next_choice() {
         let result = match pending.take().filter(|_| choice.parent.is_empty()) {
@@ -409,8 +417,7 @@ pub async fn walk(
                     .map(|o| place_description(world, &choice.parent, o))
                     .collect();
                 let sims = mind.similarities(&state.activity, &paths);
-                let others = others_rooms(world, &state.name, &choice.parent, &choice.options);
-                let pick = decide(&c.probs, sims.as_deref(), choice.current, &others, w);
+                let pick = decide(&c.probs, sims.as_deref(), choice.current, &choice.others, w);
                 tracing::debug!(agent = %state.name, activity = %state.activity, options = ?choice.options, model = ?c.probs, pick, "location");
                 pick
             }
@@ -433,6 +440,15 @@ pub async fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bundled Lin family world.
+    fn lin() -> World {
+        World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses")
+    }
 
     #[test]
     fn staying_wins_when_nearly_as_likely() {
@@ -457,13 +473,9 @@ mod tests {
 
     #[test]
     fn a_descent_stops_at_each_level_with_a_choice_and_ends_at_a_leaf() {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = lin();
         let kitchen = crate::world::parse_path("Lin family's house/Kitchen").unwrap();
-        let mut d = Descent::new(&world, &kitchen);
+        let mut d = Descent::new(&world, "John Lin", &kitchen);
         let top = d.next_choice().expect("the top level has several places");
         assert!(top.parent.is_empty());
         assert_eq!(top.current, Some(0));
@@ -471,6 +483,11 @@ mod tests {
         let house = d.next_choice().expect("the house has rooms");
         assert_eq!(house.parent, ["Lin family's house"]);
         assert_eq!(house.options[house.current.unwrap()], "Kitchen");
+        let eddys = house
+            .options
+            .iter()
+            .position(|o| *o == "Eddy Lin's bedroom");
+        assert_eq!(house.others.iter().position(|&o| o), eddys);
         let bathroom = house.options.iter().position(|o| *o == "Bathroom").unwrap();
         d.take(&house, bathroom);
         assert_eq!(d.next_choice(), None);
@@ -480,11 +497,7 @@ mod tests {
 
     #[test]
     fn another_agents_room_is_weighed_down_but_ones_own_is_not() {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = lin();
         let house = vec!["Lin family's house".to_string()];
         let rooms = options(&world, &house);
         let for_eddy = others_rooms(&world, "Eddy Lin", &house, &rooms);

@@ -15,8 +15,7 @@ use serde::Serialize;
 use super::error::{EvalError, Result};
 use crate::agent::context::placeless_prompt;
 use crate::agent::place::{
-    decide, options, others_rooms, place_description, place_request, Descent, PlacePrompt,
-    PlaceWeights,
+    decide, options, place_description, place_request, Descent, PlacePrompt, PlaceWeights,
 };
 use crate::agent::state::AgentState;
 use crate::llm::{Inference, Request, Response};
@@ -273,8 +272,7 @@ pub fn ask_items(
 
 /// The leaf a run's walk reaches for `item` from `answers` under weights `w`.
 pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeights) -> Vec<String> {
-    let name = &world.agents[item.agent].name;
-    let mut descent = Descent::new(world, &item.from);
+    let mut descent = Descent::new(world, &world.agents[item.agent].name, &item.from);
     while let Some(choice) = descent.next_choice() {
         let pick = match answers.model.get(&choice.parent).and_then(Option::as_ref) {
             Some(probs) => decide(
@@ -284,7 +282,7 @@ pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeight
                     .get(&choice.parent)
                     .and_then(Option::as_deref),
                 choice.current,
-                &others_rooms(world, name, &choice.parent, &choice.options),
+                &choice.others,
                 w,
             ),
             None => choice.current.unwrap_or(0),
