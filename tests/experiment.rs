@@ -127,6 +127,40 @@ fn ablation_runs_both_settings_measures_them_and_keeps_finished_runs() {
     let err = String::from_utf8_lossy(&again.stderr);
     assert_eq!(err.matches("already complete, kept").count(), 3, "{err}");
     assert_eq!(report2, report);
+
+    // The runs' own files gone, their kept measures report them again; nothing reruns.
+    for setting in ["normal", "fun=0", "energy=0"] {
+        let run = out.join(setting).join("seed-0");
+        for e in std::fs::read_dir(&run).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().unwrap() != "measures.json" {
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                } else {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }
+        }
+    }
+    let third = humanoid(&args);
+    let report3: Value = serde_json::from_str(&ok(&third)).unwrap();
+    let err = String::from_utf8_lossy(&third.stderr);
+    assert_eq!(
+        err.matches("only its measures are kept").count(),
+        3,
+        "{err}"
+    );
+    assert_eq!(report3, report);
+
+    // Kept measures of another seed are refused, naming the file.
+    let kept = out.join("fun=0").join("seed-0").join("measures.json");
+    let text = std::fs::read_to_string(&kept).unwrap();
+    std::fs::write(&kept, text.replacen("\"seed\": 0", "\"seed\": 7", 1)).unwrap();
+    let err = failed(&humanoid(&args));
+    assert!(
+        err.contains("measures.json") && err.contains("another run"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{ArgGroup, Args, Subcommand};
 use humanoid::eval::ablation::{compare, measure_run, Comparison, RunMeasures, Spread};
+use humanoid::sim::RunDir;
 use humanoid::world::{Condition, Need, World, CLOSENESS_MAX};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::spawn::{run_child, RunSpec};
 use super::ModelArgs;
@@ -149,19 +150,37 @@ fn ablation(a: AblationArgs) -> Result<()> {
                 s.setting,
                 dir.display()
             );
-            let child = run_child(&RunSpec {
-                world: &a.world,
-                out: dir.clone(),
+            let spec = KeptSpec {
                 seed,
-                days: Some(a.days),
-                steps: a.steps,
                 conditions: s.conditions.clone(),
-                model: &a.model,
-            })?;
-            if child.reused {
-                eprintln!("  already complete, kept");
-            }
-            let m = measure_run(&dir).with_context(|| format!("measuring {}", dir.display()))?;
+                days: a.days,
+                steps: a.steps,
+                model: a.model.model.clone(),
+            };
+            let m = match kept_measures(&dir, &spec)? {
+                Some(m) => {
+                    eprintln!("  only its measures are kept ({KEPT}), used as they are");
+                    m
+                }
+                None => {
+                    let child = run_child(&RunSpec {
+                        world: &a.world,
+                        out: dir.clone(),
+                        seed,
+                        days: Some(a.days),
+                        steps: a.steps,
+                        conditions: s.conditions.clone(),
+                        model: &a.model,
+                    })?;
+                    if child.reused {
+                        eprintln!("  already complete, kept");
+                    }
+                    let m = measure_run(&dir)
+                        .with_context(|| format!("measuring {}", dir.display()))?;
+                    keep_measures(&dir, spec, &m)?;
+                    m
+                }
+            };
             s.runs.push((seed, dir, m));
         }
     }
@@ -184,6 +203,68 @@ fn ablation(a: AblationArgs) -> Result<()> {
         println!("runs and ablation.json: {}", out.display());
     }
     Ok(())
+}
+
+/// What an experiment keeps of each measured run beside it, `SETTING/seed-S/measures.json`:
+/// a few hundred bytes that report the run again once its own files (tens of MB) are gone,
+/// so that a long experiment's seeds can be run in several sittings or on several machines
+/// and the results kept with the code. A finished run present is always measured afresh.
+const KEPT: &str = "measures.json";
+
+/// What defines a kept run: a kept file is used only for the same spec.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct KeptSpec {
+    seed: u64,
+    conditions: Vec<String>,
+    days: u32,
+    steps: Option<u64>,
+    /// `--model` as given (`None`: the default).
+    model: Option<String>,
+}
+
+/// The contents of `measures.json`.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    spec: KeptSpec,
+    /// The program version and model file that made the run (for the reader).
+    version: String,
+    model_sha256: String,
+    measures: RunMeasures,
+}
+
+/// The kept measures of `dir` when it holds no run but a `measures.json` for `spec`.
+fn kept_measures(dir: &std::path::Path, spec: &KeptSpec) -> Result<Option<RunMeasures>> {
+    let path = dir.join(KEPT);
+    if RunDir::new(dir).is_run() || !path.is_file() {
+        return Ok(None);
+    }
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let kept: Kept = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not an experiment's kept measures", path.display()))?;
+    if kept.spec != *spec {
+        bail!(
+            "{}: kept measures of another run ({:?}), not of {:?}; remove the file or choose another --out",
+            path.display(),
+            kept.spec,
+            spec
+        );
+    }
+    Ok(Some(kept.measures))
+}
+
+/// Writes `measures.json` beside the run in `dir`.
+fn keep_measures(dir: &std::path::Path, spec: KeptSpec, m: &RunMeasures) -> Result<()> {
+    let config = RunDir::new(dir).read_config()?;
+    let kept = Kept {
+        spec,
+        version: config.version,
+        model_sha256: config.model.sha256,
+        measures: m.clone(),
+    };
+    let path = dir.join(KEPT);
+    std::fs::write(&path, serde_json::to_string_pretty(&kept)?)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Settings to run: each a name and its `--condition` values.

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::Result;
 use super::run_dir::read_config;
@@ -22,7 +22,7 @@ use super::sheet::{items_from_run, Dimension, Item, ItemKind};
 use crate::world::Need;
 
 /// What one run did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunMeasures {
     /// Hours per agent (mean over the world's agents) on activities satisfying each need.
     pub need_hours: BTreeMap<String, f64>,
