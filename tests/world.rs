@@ -213,6 +213,12 @@ const BAD: &[(&str, &str, Option<usize>, &str)] = &[
         "valid leaves: \"House/Kitchen\", \"House/Bedroom\", \"Cafe\"",
     ),
     (
+        "unknown_home",
+        "agents[0].home",
+        Some(25),
+        "unknown place \"Huose\": name a place of the location tree (e.g. \"House\", \"Cafe\")",
+    ),
+    (
         "non_leaf_location",
         "agents[0].location",
         Some(24),

@@ -159,21 +159,15 @@ pub fn place_request(
     }
 }
 
-/// " NAME lives at HOME." for an agent of the world that starts the run in a bedroom (HOME:
-/// the top-level place of that bedroom), else "" (an agent starting elsewhere, such as
-/// Rachel in the wedding hall, has no known home).
+/// " NAME lives at HOME." for an agent of the world with a home ([`crate::world::AgentSpec::home`]: the
+/// world's `home`, or the building of a starting bedroom; HOME is its last name), else ""
+/// (Rachel, starting in the wedding hall with no `home`, has none).
 fn home_sentence(world: &World, name: &str) -> String {
     world
         .agents
         .iter()
         .find(|a| a.name == name)
-        .filter(|a| {
-            a.location.len() > 1
-                && a.location
-                    .last()
-                    .is_some_and(|room| room.to_lowercase().contains("bedroom"))
-        })
-        .and_then(|a| a.location.first())
+        .and_then(|a| a.home()?.last())
         .map_or(String::new(), |home| format!(" {name} lives at {home}."))
 }
 
@@ -538,7 +532,7 @@ mod tests {
     }
 
     #[test]
-    fn the_top_question_names_the_home_of_an_agent_who_starts_in_a_bedroom() {
+    fn the_top_question_names_the_agents_home_given_or_a_starting_bedrooms() {
         let load = |text: &str, path: &str| {
             World::parse(text, std::path::Path::new(path)).expect("the bundled world parses")
         };
@@ -576,6 +570,23 @@ mod tests {
         ));
         assert!(
             q.contains("Monica Geller lives at Monica's apartment."),
+            "{q}"
+        );
+        // A world's `home` names it wherever the agent starts.
+        let text = include_str!("../../worlds/friends.toml").replace(
+            "location = \"Long Island wedding hall/Bridal suite\"\n",
+            "location = \"Long Island wedding hall/Bridal suite\"\nhome = \"Monica's apartment\"\n",
+        );
+        let q = question(&place_request(
+            "",
+            PlacePrompt::Numbered,
+            &load(&text, "friends.toml"),
+            "Rachel Green",
+            "read",
+            &[],
+        ));
+        assert!(
+            q.contains("Rachel Green lives at Monica's apartment."),
             "{q}"
         );
     }

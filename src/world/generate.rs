@@ -305,6 +305,7 @@ impl World {
                     description,
                     example_day_plan: plan(&mut rng, job, hobby),
                     location: bedroom,
+                    home: Some(vec![house.clone()]),
                     emotion: Emotion::Neutral,
                     needs: Needs::default(),
                     relationships: Vec::new(),

@@ -86,12 +86,31 @@ pub struct AgentSpec {
     pub example_day_plan: Vec<String>,
     /// Starting place: the path of a leaf of the location tree.
     pub location: Vec<String>,
+    /// Where the agent lives, as written: the path of any place of the location tree.
+    /// [`AgentSpec::home`] also infers it when absent.
+    pub home: Option<Vec<String>>,
     /// Starting emotion.
     pub emotion: Emotion,
     /// Starting needs.
     pub needs: Needs,
     /// Relationships to other agents, in file order.
     pub relationships: Vec<(String, Relationship)>,
+}
+
+impl AgentSpec {
+    /// Where the agent lives: `home` when the world gives it, else the top-level place of a
+    /// starting room whose name contains "bedroom" (`None` when neither).
+    pub fn home(&self) -> Option<&[String]> {
+        if let Some(h) = &self.home {
+            return Some(h);
+        }
+        let in_bedroom = self.location.len() > 1
+            && self
+                .location
+                .last()
+                .is_some_and(|room| room.to_lowercase().contains("bedroom"));
+        in_bedroom.then(|| &self.location[..1])
+    }
 }
 
 impl World {

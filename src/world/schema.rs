@@ -59,6 +59,8 @@ pub(crate) struct RawAgent {
     pub example_day_plan: SpannedList,
     pub location: Spanned<String>,
     #[serde(default)]
+    pub home: Option<Spanned<String>>,
+    #[serde(default)]
     pub emotion: Option<Spanned<String>>,
     #[serde(default)]
     pub needs: Option<RawNeeds>,

@@ -127,6 +127,31 @@ fn check_agent(
         }
         Ok(p) => p,
     };
+    let home = a.home.as_ref().and_then(|h| match parse_path(h.get_ref()) {
+        Err(msg) => {
+            c.at(h.span(), f("home"), msg);
+            None
+        }
+        Ok(p) if !tree.contains(&p) => {
+            c.at(
+                h.span(),
+                f("home"),
+                format!(
+                    "unknown place {:?}: name a place of the location tree (e.g. {})",
+                    h.get_ref(),
+                    leaf_list(
+                        &tree
+                            .roots()
+                            .iter()
+                            .map(|r| vec![r.to_string()])
+                            .collect::<Vec<_>>()
+                    )
+                ),
+            );
+            None
+        }
+        Ok(p) => Some(p),
+    });
     let emotion = match &a.emotion {
         None => Emotion::Neutral,
         Some(e) => e.get_ref().parse::<Emotion>().unwrap_or_else(|msg| {
@@ -210,6 +235,7 @@ fn check_agent(
         description,
         example_day_plan,
         location,
+        home,
         emotion,
         needs,
         relationships,

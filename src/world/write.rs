@@ -63,6 +63,9 @@ impl World {
             list(&mut o, "description", &a.description);
             list(&mut o, "example_day_plan", &a.example_day_plan);
             let _ = writeln!(o, "location = {}", q(&display_path(&a.location)));
+            if let Some(h) = &a.home {
+                let _ = writeln!(o, "home = {}", q(&display_path(h)));
+            }
             let _ = writeln!(o, "emotion = \"{}\"", a.emotion.as_str());
             let n = &a.needs;
             let _ = writeln!(
