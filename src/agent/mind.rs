@@ -48,6 +48,8 @@ pub struct Mind<'a> {
     /// Per need ([`crate::world::Need::ALL`] order), the P(yes) above which an answer
     /// counts as satisfying it (0.5 unless the model's manifest tunes it).
     pub yes_threshold: [f32; 5],
+    /// The P(yes) above which the agent changes its plan (0.5 unless the manifest tunes it).
+    pub change_threshold: f32,
     fallbacks: RefCell<Vec<Fallback>>,
 }
 
@@ -75,6 +77,7 @@ impl<'a> Mind<'a> {
             date,
             minutes,
             yes_threshold: [0.5; 5],
+            change_threshold: 0.5,
             fallbacks: RefCell::new(Vec::new()),
         }
     }
@@ -82,6 +85,12 @@ impl<'a> Mind<'a> {
     /// The same mind with need thresholds other than 0.5 (a model's `yes_threshold`).
     pub fn with_yes_threshold(mut self, yes_threshold: [f32; 5]) -> Self {
         self.yes_threshold = yes_threshold;
+        self
+    }
+
+    /// The same mind with a plan-change threshold other than 0.5.
+    pub fn with_change_threshold(mut self, threshold: f32) -> Self {
+        self.change_threshold = threshold;
         self
     }
 
@@ -202,6 +211,17 @@ impl<'a> Mind<'a> {
 
     /// Asks a yes/no question.
     pub async fn ask_yes_no(&self, purpose: &str, system: &str, question: &str) -> bool {
+        self.ask_yes_no_above(purpose, system, question, 0.5).await
+    }
+
+    /// Asks a yes/no question; yes when P(yes) is above `threshold`.
+    pub async fn ask_yes_no_above(
+        &self,
+        purpose: &str,
+        system: &str,
+        question: &str,
+        threshold: f32,
+    ) -> bool {
         let r = self
             .port
             .run(vec![(
@@ -210,7 +230,7 @@ impl<'a> Mind<'a> {
             )])
             .await;
         let r = r.into_iter().next().unwrap_or_else(missing);
-        self.yes(purpose, r, false)
+        self.yes_above(purpose, r, false, threshold)
     }
 
     /// Asks a question with a closed set of answers; `None` (and a fallback) on error.

@@ -253,46 +253,14 @@ pub async fn maybe_change_plan(
             PlanLine::new(t, act)
         })
         .collect();
-    // Urgent needs (level 0 or 1) are named with what meets them: asked only "how should
-    // the plan change", the 1.5B had an exhausted agent "write for an additional 20
-    // minutes". Named at every unmet level, it sent a slightly tired John home to sleep at
-    // 4 pm (a Lin day: no sleep in the day 1.000 -> 0.927).
-    let unmet: Vec<_> = state
-        .unmet_needs()
-        .into_iter()
-        .filter(|(n, _)| state.needs.get(*n) <= URGENT_NEED)
-        .collect();
-    let phrases: Vec<String> = unmet.iter().map(|(_, p)| p.clone()).collect();
-    let remedies: Vec<String> = unmet.iter().map(|(n, _)| n.remedy().to_string()).collect();
-    let (needs, purpose) = if unmet.is_empty() {
-        (String::new(), String::new())
-    } else {
-        (
-            format!(
-                "\nBeing {}, {} needs to {} soon.",
-                super::state::join_and(&phrases),
-                state.name,
-                super::state::join_and(&remedies)
-            ),
-            format!(
-                " so that {} can {} now",
-                state.name,
-                super::state::join_and(&remedies)
-            ),
-        )
-    };
-    let q = format!(
-        "{} is {}. {}'s plan from now:\n{}{needs}\nShould {} change this plan because of how {} feels?",
-        state.name,
-        state.feeling(),
-        state.name,
-        plan_text(&upcoming),
-        state.name,
-        state.name,
-    );
-    if !mind.ask_yes_no("change_plan", system, &q).await {
+    let q = change_question(state, &upcoming);
+    if !mind
+        .ask_yes_no_above("change_plan", system, &q, mind.change_threshold)
+        .await
+    {
         return None;
     }
+    let (needs, purpose) = urgent_needs(state);
     let how = format!(
         "{} is {}. {}'s plan from now:\n{}{needs}\nIn one sentence, how should {} change the plan{purpose}?",
         state.name,
@@ -327,6 +295,53 @@ pub async fn maybe_change_plan(
         .await;
     let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
     Some(PlanChange { suggestion, lines })
+}
+
+/// The urgent needs (level 0 or 1) with what meets them, as a sentence for the plan and
+/// a purpose for the question ("" and "" when none). Asked only "how should the plan
+/// change", the 1.5B had an exhausted agent "write for an additional 20 minutes"; named at
+/// every unmet level, a slightly tired John went home to sleep at 4 pm (a Lin day: no sleep
+/// in the day 1.000 -> 0.927).
+fn urgent_needs(state: &AgentState) -> (String, String) {
+    let unmet: Vec<_> = state
+        .unmet_needs()
+        .into_iter()
+        .filter(|(n, _)| state.needs.get(*n) <= URGENT_NEED)
+        .collect();
+    if unmet.is_empty() {
+        return (String::new(), String::new());
+    }
+    let phrases: Vec<String> = unmet.iter().map(|(_, p)| p.clone()).collect();
+    let remedies: Vec<String> = unmet.iter().map(|(n, _)| n.remedy().to_string()).collect();
+    (
+        format!(
+            "\nBeing {}, {} needs to {} soon.",
+            super::state::join_and(&phrases),
+            state.name,
+            super::state::join_and(&remedies)
+        ),
+        format!(
+            " so that {} can {} now",
+            state.name,
+            super::state::join_and(&remedies)
+        ),
+    )
+}
+
+/// The yes/no question whether the agent changes `upcoming` (the plan from now) because of
+/// how they feel, as a run asks it (`eval replan` asks it too). A run changes the plan when
+/// P(yes) is above the model's `yes_threshold.change_plan` (0.5 unless tuned).
+pub fn change_question(state: &AgentState, upcoming: &[PlanLine]) -> String {
+    let (needs, _) = urgent_needs(state);
+    format!(
+        "{} is {}. {}'s plan from now:\n{}{needs}\nShould {} change this plan because of how {} feels?",
+        state.name,
+        state.feeling(),
+        state.name,
+        plan_text(upcoming),
+        state.name,
+        state.name,
+    )
 }
 
 /// Applies a plan change: replaces the rest of the hour and the next hour's line.

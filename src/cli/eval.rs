@@ -35,6 +35,10 @@ pub enum EvalCommand {
     /// against the labels, under the run's weights or others (the relevance prior, the
     /// model's sharpness, the stay ratio), next to staying put.
     Place(super::eval_place::PlaceArgs),
+    /// Ask a model whether an agent changes its plan (the run's yes/no question) for each
+    /// row of a CSV (agent, time, emotion, needs, place, plan from then on) and score the
+    /// answers against a `change` label column at several thresholds on P(yes).
+    Replan(super::eval_replan::ReplanArgs),
 }
 
 /// Arguments of `eval judge`.
@@ -133,6 +137,7 @@ pub fn run(c: EvalCommand) -> Result<()> {
         EvalCommand::Diffusion(a) => diffusion(a),
         EvalCommand::Judge(a) => judge(a),
         EvalCommand::Place(a) => super::eval_place::place(a),
+        EvalCommand::Replan(a) => super::eval_replan::replan(a),
     }
 }
 

@@ -7,6 +7,7 @@ mod bench_sim;
 mod chat;
 mod eval;
 mod eval_place;
+mod eval_replan;
 mod experiment;
 mod inspect;
 mod interview;

@@ -45,6 +45,7 @@ pub mod interview;
 pub mod judge;
 pub mod labels;
 pub mod place;
+pub mod replan;
 pub mod run_dir;
 pub mod score;
 pub mod sheet;

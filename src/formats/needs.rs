@@ -8,10 +8,14 @@ use serde::{Deserialize, Serialize};
 /// The five needs' names, in the order of the state JSON (`world::Need::ALL`).
 pub const NEED_NAMES: [&str; 5] = ["fullness", "social", "fun", "health", "energy"];
 
+/// The entry of [`YesThresholds`] for the question whether an agent changes its plan.
+pub const CHANGE_PLAN: &str = "change_plan";
+
 /// Per need (by name), the probability of "yes" above which a model's answer counts as the
-/// activity satisfying the need; a need not listed takes 0.5 (the more probable answer). A
-/// model's manifest tunes these on the judgement development set; a run keeps them in its
-/// `config.json`.
+/// activity satisfying the need, and under [`CHANGE_PLAN`] the one above which an agent
+/// changes its plan; an entry not listed takes 0.5 (the more probable answer). A model's
+/// manifest tunes these on the development sets of `eval judge` and `eval replan`; a run
+/// keeps them in its `config.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct YesThresholds(pub BTreeMap<String, f32>);
@@ -27,14 +31,22 @@ impl YesThresholds {
         NEED_NAMES.map(|n| self.0.get(n).copied().unwrap_or(0.5))
     }
 
-    /// The first entry that is not a need's name or not strictly between 0 and 1, as
-    /// `(name, why)`.
+    /// The plan-change threshold.
+    pub fn change_plan(&self) -> f32 {
+        self.0.get(CHANGE_PLAN).copied().unwrap_or(0.5)
+    }
+
+    /// The first entry that is not a need's name (or [`CHANGE_PLAN`]) or not strictly
+    /// between 0 and 1, as `(name, why)`.
     pub fn invalid(&self) -> Option<(String, String)> {
         self.0.iter().find_map(|(name, &p)| {
-            if !NEED_NAMES.contains(&name.as_str()) {
+            if !NEED_NAMES.contains(&name.as_str()) && name != CHANGE_PLAN {
                 Some((
                     name.clone(),
-                    format!("unknown need (valid: {})", NEED_NAMES.join(", ")),
+                    format!(
+                        "unknown need (valid: {}, or {CHANGE_PLAN})",
+                        NEED_NAMES.join(", ")
+                    ),
                 ))
             } else if !(p > 0.0 && p < 1.0) {
                 Some((name.clone(), format!("{p} is not between 0 and 1")))
@@ -57,6 +69,10 @@ mod tests {
         assert_eq!(t(&[]).per_need(), [0.5; 5]);
         assert_eq!(t(&[("fun", 0.6)]).per_need(), [0.5, 0.5, 0.6, 0.5, 0.5]);
         assert_eq!(t(&[("fun", 0.6), ("energy", 0.3)]).invalid(), None);
+        assert_eq!(t(&[("change_plan", 0.8)]).invalid(), None);
+        assert_eq!(t(&[("change_plan", 0.8)]).change_plan(), 0.8);
+        assert_eq!(t(&[("change_plan", 0.8)]).per_need(), [0.5; 5]);
+        assert_eq!(t(&[]).change_plan(), 0.5);
         let (name, why) = t(&[("hunger", 0.6)]).invalid().unwrap();
         assert!(name == "hunger" && why.contains("unknown need"), "{why}");
         for p in [0.0, 1.0, f32::NAN] {

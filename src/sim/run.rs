@@ -181,6 +181,7 @@ impl Run {
             state,
             memories,
             yes_threshold: config.yes_threshold.per_need(),
+            change_threshold: config.yes_threshold.change_plan(),
         };
         let mut events = EventLog::open(&files.events_path(), 0)?;
         let mut first = vec![LogEvent::new(
@@ -226,6 +227,7 @@ impl Run {
         }
         let events = EventLog::open(&files.events_path(), ck.events_len)?;
         let yes_threshold = config.yes_threshold.per_need();
+        let change_threshold = config.yes_threshold.change_plan();
         Ok(Run {
             dir: dir.to_path_buf(),
             files,
@@ -235,6 +237,7 @@ impl Run {
                 state: ck.state,
                 memories: ck.memories,
                 yes_threshold,
+                change_threshold,
             },
             events,
             _lock: lock,

@@ -83,6 +83,9 @@ pub struct Sim {
     /// Per need ([`crate::world::Need::ALL`] order), the P(yes) above which the model's
     /// answer counts as satisfying it (the run's `yes_threshold`).
     pub yes_threshold: [f32; 5],
+    /// The P(yes) above which an agent changes its plan (the run's
+    /// `yes_threshold.change_plan`).
+    pub change_threshold: f32,
 }
 
 impl Sim {
@@ -156,12 +159,14 @@ impl Sim {
             let embedder = rt.embedder;
             let (engine, table) = (rt.engine, rt.table);
             let yes_threshold = self.yes_threshold;
+            let change_threshold = self.change_threshold;
             tasks.push((
                 port,
                 Box::pin(async move {
                     let mind = Mind::new(&spec.name, p, engine, table, date, minutes)
                         .with_embedder(embedder)
-                        .with_yes_threshold(yes_threshold);
+                        .with_yes_threshold(yes_threshold)
+                        .with_change_threshold(change_threshold);
                     let out = step(
                         &mind,
                         world,

@@ -50,6 +50,11 @@ pub fn need_score(items: &[JudgeItem], judged: &[Judgement], i: usize) -> Option
         .zip(judged)
         .filter_map(|(it, j)| it.needs[i].map(|l| (l, j.yes(i))))
         .collect();
+    binary_score(&pairs)
+}
+
+/// The scores of yes/no answers, given as (label, predicted) pairs (`None`: no pairs).
+pub fn binary_score(pairs: &[(bool, bool)]) -> Option<NeedScore> {
     let n = pairs.len();
     if n == 0 {
         return None;

@@ -27,7 +27,7 @@ use crate::world::{Emotion, Need, World, YesThresholds};
 
 mod metrics;
 
-pub use metrics::{emotion_score, need_score, scores, EmotionScore, NeedScore};
+pub use metrics::{binary_score, emotion_score, need_score, scores, EmotionScore, NeedScore};
 
 /// Activities standing for "no content" in contextual calibration.
 pub const CONTENT_FREE: [&str; 3] = ["N/A", "something", "[activity]"];
