@@ -465,3 +465,72 @@ fn eval_place_scores_labelled_places_on_a_real_model() {
         "{err}"
     );
 }
+
+/// `eval replan` on the real fast model: every row asked once, each threshold scored from
+/// the same P(yes) (recomputed here from the answers and the labels), the feelings put as a
+/// run puts them, and a bad cell named by file, line and column before the model loads.
+#[test]
+fn eval_replan_scores_plan_changes_on_a_real_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("replan.csv");
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/replan/check.csv"),
+    )
+    .unwrap();
+    let some: Vec<&str> = all.lines().take(21).collect();
+    std::fs::write(&csv, some.join("\n")).unwrap();
+    let out = humanoid(&[
+        "eval",
+        "replan",
+        csv.to_str().unwrap(),
+        "--threshold",
+        "0.5,0.7",
+        "--json",
+    ]);
+    let r: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(r["items"], 20);
+    assert_eq!(r["fallbacks"], 0);
+    assert!(r["model"].as_str().unwrap().contains("SmolLM2"), "{r}");
+    let answers = r["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 20);
+    let labels: Vec<bool> = answers.iter().map(|a| a["label"] == true).collect();
+    assert_eq!(
+        labels.iter().filter(|&&l| l).count(),
+        some[1..].iter().filter(|l| l.ends_with(",yes")).count()
+    );
+    assert!(answers[0]["feeling"]
+        .as_str()
+        .unwrap()
+        .starts_with("feeling "));
+    for (k, t) in [0.5, 0.7].into_iter().enumerate() {
+        let s = &r["thresholds"][k]["score"];
+        assert_eq!(r["thresholds"][k]["threshold"].as_f64().unwrap() as f32, t);
+        let said: Vec<bool> = answers
+            .iter()
+            .map(|a| a["p_yes"].as_f64().unwrap() as f32 > t)
+            .collect();
+        let right = said.iter().zip(&labels).filter(|(a, b)| a == b).count();
+        assert!(
+            (s["micro_f1"].as_f64().unwrap() - right as f64 / 20.0).abs() < 1e-9,
+            "{s}"
+        );
+        let yes = said.iter().filter(|&&x| x).count();
+        assert!(
+            (s["predicted_yes"].as_f64().unwrap() - yes as f64 / 20.0).abs() < 1e-9,
+            "{s}"
+        );
+    }
+    // A bad cell names the file, line and column, before any model loads.
+    std::fs::write(
+        &csv,
+        "agent,time,plan,change\nJohn Lin,02:00 pm,02:00 pm: x,yes\nJohn Lin,14:00,02:00 pm: x,no\n",
+    )
+    .unwrap();
+    let out = humanoid(&["eval", "replan", csv.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("replan.csv") && err.contains("line 3, column 2") && err.contains("14:00"),
+        "{err}"
+    );
+}

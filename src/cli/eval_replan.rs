@@ -77,7 +77,10 @@ pub fn replan(a: ReplanArgs) -> Result<()> {
         println!("line | agent | time | feeling | P(yes)");
         for x in &r.answers {
             let p = x.p_yes.map_or("fallback".into(), |p| format!("{p:.3}"));
-            println!("{} | {} | {} | {} | {p}", x.line, x.agent, x.time, x.feeling);
+            println!(
+                "{} | {} | {} | {} | {p}",
+                x.line, x.agent, x.time, x.feeling
+            );
         }
         return Ok(());
     }

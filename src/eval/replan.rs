@@ -58,7 +58,8 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
             reason: format!("line 1: no `{name}` column (header: {})", header.join(",")),
         })
     };
-    let (agent_col, time_col, plan_col) = (required("agent")?, required("time")?, required("plan")?);
+    let (agent_col, time_col, plan_col) =
+        (required("agent")?, required("time")?, required("plan")?);
     let (emotion_col, needs_col, place_col, change_col) =
         (col("emotion"), col("needs"), col("place"), col("change"));
     let mut items = Vec::new();
@@ -72,7 +73,11 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
                 line,
                 agent_col,
                 "agent",
-                format!("{name:?} is not an agent of {} ({})", world.name, world.agent_list()),
+                format!(
+                    "{name:?} is not an agent of {} ({})",
+                    world.name,
+                    world.agent_list()
+                ),
             )
         })?;
         let minutes = clock::parse_time(get(time_col)).ok_or_else(|| {
@@ -119,14 +124,21 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
                         line,
                         c,
                         "place",
-                        format!("{p:?} is not a place with nothing inside it in {}", world.name),
+                        format!(
+                            "{p:?} is not a place with nothing inside it in {}",
+                            world.name
+                        ),
                     ));
                 }
                 Some(path)
             }
         };
         let mut plan = Vec::new();
-        for part in get(plan_col).split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        for part in get(plan_col)
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
             let (t, activity) = clock::parse_plan_line(part).ok_or_else(|| {
                 cell(
                     line,
@@ -273,10 +285,7 @@ pub fn report(
             let pairs: Vec<(bool, bool)> = items
                 .iter()
                 .zip(asked)
-                .filter_map(|(it, p)| {
-                    it.change
-                        .map(|l| (l, p.as_ref().is_ok_and(|&p| p > t)))
-                })
+                .filter_map(|(it, p)| it.change.map(|l| (l, p.as_ref().is_ok_and(|&p| p > t))))
                 .collect();
             ThresholdScore {
                 threshold: t,
@@ -346,12 +355,18 @@ mod tests {
         assert_eq!(items[0].needs.get(Need::Fullness), 0);
         assert_eq!(items[0].needs.get(Need::Social), MET_LEVEL);
         let (system, q) = prompt(&lin(), &items[0]);
-        assert!(system.contains("The Willows Market and Pharmacy"), "{system}");
+        assert!(
+            system.contains("The Willows Market and Pharmacy"),
+            "{system}"
+        );
         assert!(
             q.contains("John Lin is feeling sad, extremely hungry and slightly tired."),
             "{q}"
         );
-        assert!(q.contains("02:00 pm: serve customers\n03:00 pm: unpack deliveries"), "{q}");
+        assert!(
+            q.contains("02:00 pm: serve customers\n03:00 pm: unpack deliveries"),
+            "{q}"
+        );
         assert!(q.contains("needs to eat soon"), "{q}");
         assert!(q.ends_with("Should John Lin change this plan because of how John Lin feels?"));
     }
@@ -359,9 +374,18 @@ mod tests {
     #[test]
     fn bad_cells_name_line_and_column() {
         for (text, want) in [
-            ("agent,time,plan\nJane,02:00 pm,02:00 pm: x\n", ["line 2", "agent", "Jane"]),
-            ("agent,time,plan\nJohn Lin,2pm,02:00 pm: x\n", ["line 2", "time", "2pm"]),
-            ("agent,time,plan\nJohn Lin,02:00 pm,at two: x\n", ["line 2", "plan", "at two"]),
+            (
+                "agent,time,plan\nJane,02:00 pm,02:00 pm: x\n",
+                ["line 2", "agent", "Jane"],
+            ),
+            (
+                "agent,time,plan\nJohn Lin,2pm,02:00 pm: x\n",
+                ["line 2", "time", "2pm"],
+            ),
+            (
+                "agent,time,plan\nJohn Lin,02:00 pm,at two: x\n",
+                ["line 2", "plan", "at two"],
+            ),
             (
                 "agent,time,plan,needs\nJohn Lin,02:00 pm,02:00 pm: x,hunger=1\n",
                 ["line 2", "needs", "hunger"],
@@ -378,7 +402,10 @@ mod tests {
                 "agent,time,plan,place\nJohn Lin,02:00 pm,02:00 pm: x,Oak Hill College\n",
                 ["line 2", "place", "Oak Hill College"],
             ),
-            ("agent,time\nJohn Lin,02:00 pm\n", ["line 1", "plan", "header"]),
+            (
+                "agent,time\nJohn Lin,02:00 pm\n",
+                ["line 1", "plan", "header"],
+            ),
             ("agent,time,plan\n", ["no rows", "", ""]),
         ] {
             let e = read(text).unwrap_err().to_string();
