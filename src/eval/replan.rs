@@ -105,7 +105,7 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
                 let (n, v) = part
                     .split_once('=')
                     .ok_or_else(|| bad("expected NEED=LEVEL, e.g. fullness=1".into()))?;
-                let need: Need = n.parse().map_err(|e| bad(format!("{e}")))?;
+                let need = n.parse::<Need>().map_err(|e| bad(e.to_string()))?;
                 let level: u8 = v
                     .parse()
                     .ok()
@@ -367,7 +367,7 @@ mod tests {
             q.contains("02:00 pm: serve customers\n03:00 pm: unpack deliveries"),
             "{q}"
         );
-        assert!(q.contains("needs to eat soon"), "{q}");
+        assert!(q.contains("needs to eat something soon"), "{q}");
         assert!(q.ends_with("Should John Lin change this plan because of how John Lin feels?"));
     }
 
