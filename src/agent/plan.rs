@@ -255,7 +255,12 @@ pub async fn maybe_change_plan(
         .collect();
     let q = change_question(state, &upcoming);
     if !mind
-        .ask_yes_no_above("change_plan", system, &q, mind.change_threshold)
+        .ask_yes_no_above(
+            "change_plan",
+            system,
+            &q,
+            change_threshold(&state.needs, mind.change_threshold),
+        )
         .await
     {
         return None;
@@ -326,6 +331,21 @@ fn urgent_needs(state: &AgentState) -> (String, String) {
             super::state::join_and(&remedies)
         ),
     )
+}
+
+/// The P(yes) above which the plan changes: the model's tuned threshold, but at most 0.5 (the
+/// more probable answer) while a need is urgent, so that replanning is not suppressed while
+/// an agent starves. On `eval replan`'s development set this keeps micro-F1 (0.766 against
+/// 0.772 with the tuned threshold alone) and raises yes-F1 (0.713 against 0.647).
+pub fn change_threshold(needs: &crate::world::Needs, tuned: f32) -> f32 {
+    let urgent = crate::world::Need::ALL
+        .iter()
+        .any(|&n| needs.get(n) <= URGENT_NEED);
+    if urgent {
+        tuned.min(0.5)
+    } else {
+        tuned
+    }
 }
 
 /// The yes/no question whether the agent changes `upcoming` (the plan from now) because of

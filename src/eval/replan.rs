@@ -6,6 +6,8 @@
 //! memories, as `eval judge` asks). With a `change` label column, the answers are scored like
 //! a need of `eval judge` (micro-F1, yes-F1, shares of yes) at each of several thresholds on
 //! P(yes), so that a model's `yes_threshold.change_plan` can be tuned on a development set.
+//! As in a run, a row with an urgent need is decided at 0.5 when the threshold is higher
+//! ([`change_threshold`]).
 
 use std::path::Path;
 
@@ -15,7 +17,7 @@ use super::error::{EvalError, Result};
 use super::judge::NeedScore;
 use crate::agent::context::system_prompt;
 use crate::agent::mind::Mind;
-use crate::agent::plan::change_question;
+use crate::agent::plan::{change_question, change_threshold};
 use crate::agent::state::{AgentState, PlanLine};
 use crate::llm::{Inference, Request, Response};
 use crate::world::{clock, parse_path, Emotion, Need, Needs, World};
@@ -285,7 +287,10 @@ pub fn report(
             let pairs: Vec<(bool, bool)> = items
                 .iter()
                 .zip(asked)
-                .filter_map(|(it, p)| it.change.map(|l| (l, p.as_ref().is_ok_and(|&p| p > t))))
+                .filter_map(|(it, p)| {
+                    let t = change_threshold(&it.needs, t);
+                    it.change.map(|l| (l, p.as_ref().is_ok_and(|&p| p > t)))
+                })
                 .collect();
             ThresholdScore {
                 threshold: t,
@@ -426,6 +431,11 @@ mod tests {
         )
         .unwrap();
         let asked = vec![Ok(0.9), Ok(0.7), Err("broken".to_string())];
+        // An urgent need is decided at 0.5 whatever the threshold.
+        let mut urgent = items[1].clone();
+        urgent.needs.set(Need::Fullness, 0);
+        let r = report("m", &world, &[urgent], &[Ok(0.7)], &[0.8], 0.8);
+        assert_eq!(r.thresholds[0].score.as_ref().unwrap().predicted_yes, 1.0);
         let r = report("m", &world, &items, &asked, &[0.5, 0.8], 0.5);
         assert_eq!(r.fallbacks, 1);
         let at = |i: usize| r.thresholds[i].score.clone().unwrap();
