@@ -86,5 +86,27 @@ pub fn open_csv(path: &std::path::Path) -> Result<(csv::Reader<std::fs::File>, V
     Ok((reader, header))
 }
 
+/// A yes/no cell: `Some` of yes/y/1/true or no/n/0/false (any case), `None` when empty, and
+/// `Err` with the reason otherwise.
+pub fn yes_no_cell(text: &str) -> std::result::Result<Option<bool>, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "yes" | "y" | "1" | "true" => Ok(Some(true)),
+        "no" | "n" | "0" | "false" => Ok(Some(false)),
+        other => Err(format!("{other:?} is not yes or no")),
+    }
+}
+
+/// `items`, or an error naming `path` when the file had no rows of `what` ("rows").
+pub fn non_empty<T>(path: &std::path::Path, items: Vec<T>, what: &str) -> Result<Vec<T>> {
+    if items.is_empty() {
+        return Err(EvalError::Sheet {
+            path: path.to_path_buf(),
+            reason: format!("no {what} (only a header, or an empty file)"),
+        });
+    }
+    Ok(items)
+}
+
 /// Shorthand for results of this module.
 pub type Result<T> = std::result::Result<T, EvalError>;

@@ -140,13 +140,7 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<PlaceItem>> {
             places,
         });
     }
-    if items.is_empty() {
-        return Err(EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: "no rows (only a header, or an empty file)".into(),
-        });
-    }
-    Ok(items)
+    super::error::non_empty(path, items, "rows")
 }
 
 /// Every place whose parts the walk chooses between (more than one option), the top level

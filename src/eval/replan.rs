@@ -154,17 +154,10 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
         if plan.is_empty() {
             return Err(cell(line, plan_col, "plan", "is empty".into()));
         }
-        let change = match change_col.map(get).map(str::to_ascii_lowercase).as_deref() {
-            None | Some("") => None,
-            Some("yes" | "y" | "1" | "true") => Some(true),
-            Some("no" | "n" | "0" | "false") => Some(false),
-            Some(other) => {
-                return Err(cell(
-                    line,
-                    change_col.unwrap_or(0),
-                    "change",
-                    format!("{other:?} is not yes or no"),
-                ))
+        let change = match change_col {
+            None => None,
+            Some(c) => {
+                super::error::yes_no_cell(get(c)).map_err(|why| cell(line, c, "change", why))?
             }
         };
         items.push(ReplanItem {
@@ -178,27 +171,27 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
             change,
         });
     }
-    if items.is_empty() {
-        return Err(EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: "no rows (only a header, or an empty file)".into(),
-        });
-    }
-    Ok(items)
+    super::error::non_empty(path, items, "rows")
 }
 
 /// The system message and the question of one item, as a run asks them (the agent's state
 /// set to the row's feelings and place, on the world's first day).
 pub fn prompt(world: &World, item: &ReplanItem) -> (String, String) {
     let spec = &world.agents[item.agent];
-    let mut state = AgentState::from_spec(spec, false);
+    let state = state_of(world, item);
+    let system = system_prompt(spec, &state, world.start_date, item.minutes, &[]);
+    (system, change_question(&state, &item.plan))
+}
+
+/// The agent's state as the row describes it.
+fn state_of(world: &World, item: &ReplanItem) -> AgentState {
+    let mut state = AgentState::from_spec(&world.agents[item.agent], false);
     state.emotion = item.emotion;
     state.needs = item.needs;
     if let Some(p) = &item.place {
         state.location = p.clone();
     }
-    let system = system_prompt(spec, &state, world.start_date, item.minutes, &[]);
-    (system, change_question(&state, &item.plan))
+    state
 }
 
 /// P(yes) of each item (`None` where the answer was unusable, with the reason), `batch`
@@ -302,9 +295,7 @@ pub fn report(
         .iter()
         .zip(asked)
         .map(|(it, p)| {
-            let mut state = AgentState::from_spec(&world.agents[it.agent], false);
-            state.emotion = it.emotion;
-            state.needs = it.needs;
+            let state = state_of(world, it);
             ReplanAnswer {
                 line: it.line,
                 agent: world.agents[it.agent].name.clone(),

@@ -105,19 +105,8 @@ pub fn read_items(path: &Path) -> Result<Vec<JudgeItem>> {
         let mut needs = [None; 5];
         for (i, c) in need_cols.iter().enumerate() {
             let Some(c) = *c else { continue };
-            needs[i] = match get(c).to_ascii_lowercase().as_str() {
-                "" => None,
-                "yes" | "y" | "1" | "true" => Some(true),
-                "no" | "n" | "0" | "false" => Some(false),
-                other => {
-                    return Err(cell(
-                        line,
-                        c,
-                        Need::ALL[i].as_str(),
-                        format!("{other:?} is not yes or no"),
-                    ))
-                }
-            };
+            needs[i] = super::error::yes_no_cell(get(c))
+                .map_err(|why| cell(line, c, Need::ALL[i].as_str(), why))?;
         }
         let emotion = match emotion_col {
             Some(c) if !get(c).is_empty() => {
@@ -141,13 +130,7 @@ pub fn read_items(path: &Path) -> Result<Vec<JudgeItem>> {
             emotion,
         });
     }
-    if items.is_empty() {
-        return Err(EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: "no activities (only a header, or an empty file)".into(),
-        });
-    }
-    Ok(items)
+    super::error::non_empty(path, items, "activities")
 }
 
 /// Whose context, and when.
