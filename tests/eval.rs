@@ -505,9 +505,15 @@ fn eval_replan_scores_plan_changes_on_a_real_model() {
     for (k, t) in [0.5, 0.7].into_iter().enumerate() {
         let s = &r["thresholds"][k]["score"];
         assert_eq!(r["thresholds"][k]["threshold"].as_f64().unwrap() as f32, t);
+        // As a run decides: a row with an urgent need ("very"/"extremely") at most at 0.5.
         let said: Vec<bool> = answers
             .iter()
-            .map(|a| a["p_yes"].as_f64().unwrap() as f32 > t)
+            .map(|a| {
+                let feeling = a["feeling"].as_str().unwrap();
+                let urgent = feeling.contains("very ") || feeling.contains("extremely ");
+                let t = if urgent { t.min(0.5) } else { t };
+                a["p_yes"].as_f64().unwrap() as f32 > t
+            })
             .collect();
         let right = said.iter().zip(&labels).filter(|(a, b)| a == b).count();
         assert!(
