@@ -221,6 +221,11 @@ pub async fn quarter_plan(
 /// A need at or below this level is urgent: a plan change is asked to meet it.
 pub const URGENT_NEED: u8 = 1;
 
+/// Whether `need` is urgent at these levels (at or below [`URGENT_NEED`]).
+fn is_urgent(needs: &crate::world::Needs, need: crate::world::Need) -> bool {
+    needs.get(need) <= URGENT_NEED
+}
+
 /// What a plan change did.
 pub struct PlanChange {
     pub suggestion: String,
@@ -311,7 +316,7 @@ fn urgent_needs(state: &AgentState) -> (String, String) {
     let unmet: Vec<_> = state
         .unmet_needs()
         .into_iter()
-        .filter(|(n, _)| state.needs.get(*n) <= URGENT_NEED)
+        .filter(|(n, _)| is_urgent(&state.needs, *n))
         .collect();
     if unmet.is_empty() {
         return (String::new(), String::new());
@@ -338,9 +343,7 @@ fn urgent_needs(state: &AgentState) -> (String, String) {
 /// an agent starves. On `eval replan`'s development set this keeps micro-F1 (0.766 against
 /// 0.772 with the tuned threshold alone) and raises yes-F1 (0.713 against 0.647).
 pub fn change_threshold(needs: &crate::world::Needs, tuned: f32) -> f32 {
-    let urgent = crate::world::Need::ALL
-        .iter()
-        .any(|&n| needs.get(n) <= URGENT_NEED);
+    let urgent = crate::world::Need::ALL.iter().any(|&n| is_urgent(needs, n));
     if urgent {
         tuned.min(0.5)
     } else {

@@ -41,14 +41,34 @@ pub enum EvalCommand {
     Replan(super::eval_replan::ReplanArgs),
 }
 
+/// The arguments every labelled-set evaluation takes (`eval judge`, `place` and `replan`).
+#[derive(Args, Debug)]
+pub struct LabelledArgs {
+    /// The world whose agents and places the rows are asked about (default: the Lin family).
+    #[arg(long)]
+    pub world: Option<PathBuf>,
+    /// Rows per engine batch.
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl LabelledArgs {
+    /// `--world`, or the bundled Lin family.
+    pub fn world_path(&self) -> PathBuf {
+        self.world.clone().unwrap_or_else(super::bundled_world)
+    }
+}
+
 /// Arguments of `eval judge`.
 #[derive(Args, Debug)]
 pub struct JudgeArgs {
     /// A CSV with an `activity` column and optional label columns.
     pub file: PathBuf,
-    /// The world whose agent's context the questions are asked in (default: the Lin family).
-    #[arg(long)]
-    pub world: Option<PathBuf>,
     /// The agent (default: the world's first).
     #[arg(long)]
     pub agent: Option<String>,
@@ -70,14 +90,8 @@ pub struct JudgeArgs {
     /// `yes_threshold`, e.g. `fun=0.6,health=0.55` (a need not named takes 0.5).
     #[arg(long, value_delimiter = ',', value_parser = parse_threshold)]
     pub yes_threshold: Option<Vec<(String, f32)>>,
-    /// Activities per engine batch (six questions each).
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub set: LabelledArgs,
 }
 
 /// Arguments of `eval export`.
@@ -158,7 +172,7 @@ fn judge(a: JudgeArgs) -> Result<()> {
     use humanoid::world::YesThresholds;
     use humanoid::world::{clock, World};
     let items = judge::read_items(&a.file)?;
-    let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
+    let world_path = a.set.world_path();
     let world = World::load(&world_path)?;
     let agent = match &a.agent {
         Some(n) => world.agent_index(n).ok_or_else(|| {
@@ -180,7 +194,7 @@ fn judge(a: JudgeArgs) -> Result<()> {
     if let Some((need, why)) = given.as_ref().and_then(YesThresholds::invalid) {
         bail!("--yes-threshold {need}: {why}");
     }
-    let (resolved, mut engine) = a.model.load()?;
+    let (resolved, mut engine) = a.set.model.load()?;
     let yes_threshold = match given {
         Some(t) => t,
         None => resolved
@@ -218,7 +232,7 @@ fn judge(a: JudgeArgs) -> Result<()> {
             .method
             .contains(&judge::Method::Calibrated)
             .then(|| judge::content_free_reference(&mut engine, &ctx));
-        let asked = judge::ask_items(&mut engine, &ctx, &items, a.batch, &mut |n| {
+        let asked = judge::ask_items(&mut engine, &ctx, &items, a.set.batch, &mut |n| {
             bar.set_position(n as u64)
         });
         bar.finish_and_clear();
@@ -251,7 +265,7 @@ fn judge(a: JudgeArgs) -> Result<()> {
             });
         }
     }
-    if a.json {
+    if a.set.json {
         match reports.as_slice() {
             [one] => println!("{}", serde_json::to_string(one)?),
             many => println!("{}", serde_json::to_string(many)?),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::ModelArgs;
+use super::eval::LabelledArgs;
 
 /// Arguments of `eval place`.
 #[derive(Args, Debug)]
@@ -13,9 +13,6 @@ pub struct PlaceArgs {
     /// A CSV with `activity` and `places` columns (leaf paths separated by `;`) and
     /// optional `agent`, `time` and `from` columns.
     pub file: PathBuf,
-    /// The world the places and agents are from (default: the Lin family).
-    #[arg(long)]
-    pub world: Option<PathBuf>,
     /// Weights of the relevance prior to score (comma-separated; default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub prior: Vec<f32>,
@@ -32,24 +29,18 @@ pub struct PlaceArgs {
     /// comma-separated, are each asked in full.
     #[arg(long, value_delimiter = ',', default_value = "numbered")]
     pub prompt: Vec<humanoid::agent::place::PlacePrompt>,
-    /// Items per engine batch.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
     /// List the items whose place does not fit (for the first weights).
     #[arg(long)]
     pub misses: bool,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub set: LabelledArgs,
 }
 
 pub fn place(a: PlaceArgs) -> Result<()> {
     use humanoid::agent::place::PlaceWeights;
     use humanoid::eval::place::{self, PlaceReport};
     use humanoid::world::World;
-    let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
+    let world_path = a.set.world_path();
     let world = World::load(&world_path)?;
     let items = place::read_items(&a.file, &world)?;
     let run = PlaceWeights::default();
@@ -76,7 +67,7 @@ pub fn place(a: PlaceArgs) -> Result<()> {
             }
         }
     }
-    let (resolved, mut engine) = a.model.load()?;
+    let (resolved, mut engine) = a.set.model.load()?;
     let mut embedder = humanoid::embed::Embedder::load_default(true)
         .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
     let model = resolved
@@ -98,7 +89,7 @@ pub fn place(a: PlaceArgs) -> Result<()> {
             &world,
             &items,
             prompt,
-            a.batch,
+            a.set.batch,
             &mut |n| bar.set_position(n as u64),
         )?;
         bar.finish_and_clear();
@@ -118,7 +109,7 @@ pub fn place(a: PlaceArgs) -> Result<()> {
                 .collect(),
         });
     }
-    if a.json {
+    if a.set.json {
         match reports.as_slice() {
             [one] => println!("{}", serde_json::to_string(one)?),
             many => println!("{}", serde_json::to_string(many)?),

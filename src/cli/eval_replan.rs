@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::ModelArgs;
+use super::eval::LabelledArgs;
 
 /// Arguments of `eval replan`.
 #[derive(Args, Debug)]
@@ -13,32 +13,23 @@ pub struct ReplanArgs {
     /// A CSV with `agent`, `time` and `plan` columns (plan lines separated by `;`) and
     /// optional `emotion`, `needs` ("fullness=1 energy=0"), `place` and `change` (yes/no).
     pub file: PathBuf,
-    /// The world the agents are from (default: the Lin family).
-    #[arg(long)]
-    pub world: Option<PathBuf>,
     /// Thresholds on P(yes) to score (comma-separated; default: the run's, and 0.5).
     #[arg(long, value_delimiter = ',')]
     pub threshold: Vec<f32>,
-    /// Items per engine batch.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub set: LabelledArgs,
 }
 
 pub fn replan(a: ReplanArgs) -> Result<()> {
     use humanoid::eval::replan;
     use humanoid::world::World;
-    let world_path = a.world.clone().unwrap_or_else(super::bundled_world);
+    let world_path = a.set.world_path();
     let world = World::load(&world_path)?;
     let items = replan::read_items(&a.file, &world)?;
     if let Some(t) = a.threshold.iter().find(|t| !(**t > 0.0 && **t < 1.0)) {
         bail!("--threshold {t}: must be between 0 and 1");
     }
-    let (resolved, mut engine) = a.model.load()?;
+    let (resolved, mut engine) = a.set.model.load()?;
     let run_threshold = resolved
         .manifest
         .as_ref()
@@ -59,12 +50,12 @@ pub fn replan(a: ReplanArgs) -> Result<()> {
         indicatif::ProgressStyle::with_template("asking {pos}/{len} plans {bar:30} {eta}")
             .expect("a valid template"),
     );
-    let asked = replan::ask_items(&mut engine, &world, &items, a.batch, &mut |n| {
+    let asked = replan::ask_items(&mut engine, &world, &items, a.set.batch, &mut |n| {
         bar.set_position(n as u64)
     });
     bar.finish_and_clear();
     let r = replan::report(&model, &world, &items, &asked, &thresholds, run_threshold);
-    if a.json {
+    if a.set.json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(());
     }
