@@ -416,6 +416,8 @@ fn eval_place_scores_labelled_places_on_a_real_model() {
         "0,5",
         "--sharpness",
         "0,1",
+        "--named",
+        "1,4",
         "--json",
     ]);
     let reports: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
@@ -438,16 +440,17 @@ fn eval_place_scores_labelled_places_on_a_real_model() {
             "{r}"
         );
         let scores = r["scores"].as_array().unwrap();
-        assert_eq!(scores.len(), 4);
+        assert_eq!(scores.len(), 8);
         for s in scores {
             for key in ["fits", "building", "stays"] {
                 let v = s[key].as_f64().unwrap();
                 assert!((0.0..=1.0).contains(&v), "{key} {v}");
             }
         }
-        // Neither the model nor the prior weighs: the agent always stays.
+        // Neither the model, the prior nor a named place weighs: the agent always stays.
         assert_eq!(scores[0]["weights"]["prior"], 0.0);
         assert_eq!(scores[0]["weights"]["sharpness"], 0.0);
+        assert_eq!(scores[0]["weights"]["named"], 1.0);
         assert!((scores[0]["fits"].as_f64().unwrap() - stay).abs() < 1e-9);
         assert_eq!(scores[0]["stays"], 1.0);
     }

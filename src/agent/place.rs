@@ -26,18 +26,24 @@ pub const MODEL_SHARPNESS: f32 = 0.25;
 /// An innermost place named for another agent ("John Lin's bedroom" when Eddy Lin moves)
 /// has its probability multiplied by this: a private room the agent rarely goes into.
 pub const OTHERS_ROOM: f32 = 0.1;
+/// An option the activity names ("unpack deliveries in the storage room": the market, then its
+/// storage room) has its probability multiplied by this before the current place is
+/// preferred ([`named_places`]; chosen on `eval place`'s sets).
+pub const NAMED_PLACE: f32 = 4.0;
 /// How a run puts the walk's questions.
 pub const RUN_PLACE_PROMPT: PlacePrompt = PlacePrompt::Numbered;
 
 /// How a level's answer is decided: the model's probabilities to the power `sharpness`,
 /// times `exp(prior * cosine)`, renormalised; the current place kept at `stay_ratio` of the
-/// best; another agent's room weighed by `others_room`.
+/// best; another agent's room weighed by `others_room`, a place the activity names by
+/// `named`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct PlaceWeights {
     pub prior: f32,
     pub sharpness: f32,
     pub stay_ratio: f32,
     pub others_room: f32,
+    pub named: f32,
 }
 
 impl Default for PlaceWeights {
@@ -48,6 +54,7 @@ impl Default for PlaceWeights {
             sharpness: MODEL_SHARPNESS,
             stay_ratio: STAY_RATIO,
             others_room: OTHERS_ROOM,
+            named: NAMED_PLACE,
         }
     }
 }
@@ -234,13 +241,15 @@ pub fn prefer_stay(probs: &[f32], best: usize, current: Option<usize>, stay_rati
 }
 
 /// The option chosen at one level from the model's probabilities, the similarities of the
-/// activity to each option's [`place_description`], the option the agent is in and which
-/// options are other agents' rooms ([`others_rooms`]; empty: none).
+/// activity to each option's [`place_description`], the option the agent is in, which
+/// options are other agents' rooms ([`others_rooms`]) and which the activity names
+/// ([`named_places`]; empty: none).
 pub fn decide(
     model: &[f32],
     similarities: Option<&[f32]>,
     current: Option<usize>,
     others: &[bool],
+    named: &[bool],
     w: PlaceWeights,
 ) -> usize {
     if model.is_empty() {
@@ -250,6 +259,11 @@ pub fn decide(
     for (p, &other) in probs.iter_mut().zip(others) {
         if other {
             *p *= w.others_room;
+        }
+    }
+    for (p, &named) in probs.iter_mut().zip(named) {
+        if named {
+            *p *= w.named;
         }
     }
     let best = (0..probs.len())
@@ -287,6 +301,77 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
         .collect()
 }
 
+/// Which of `options` (the parts of `parent`) the activity names: the option's own name or
+/// the name of one of its parts, as whole words in any case, a leading "The" left out and a
+/// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
+/// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
+/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it).
+pub fn named_places(
+    world: &World,
+    name: &str,
+    activity: &str,
+    parent: &[String],
+    options: &[&str],
+) -> Vec<bool> {
+    let text = activity.to_lowercase().replace('\u{2019}', "'");
+    let me = name.to_lowercase();
+    let names_place = |place: &str| {
+        let place = place.to_lowercase().replace('\u{2019}', "'");
+        let bare = place.strip_prefix("the ").unwrap_or(&place);
+        if has_phrase(&text, bare) {
+            return true;
+        }
+        let Some((owner, rest)) = bare.split_once("'s ") else {
+            return false;
+        };
+        let first = owner.split_whitespace().next().unwrap_or(owner);
+        has_phrase(&text, &format!("{first}'s {rest}"))
+            || (owner == me
+                && ["his", "her", "their", "my", "own"]
+                    .iter()
+                    .any(|p| has_phrase(&text, &format!("{p} {rest}"))))
+    };
+    // "walk home", "at home": the agent's home and the places in it, unless leaving it.
+    let home = world
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .and_then(|a| a.home())
+        .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
+    options
+        .iter()
+        .map(|o| {
+            let p = child(parent, o);
+            home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
+                || names_place(o)
+                || world
+                    .locations
+                    .leaves()
+                    .into_iter()
+                    .filter(|l| l.len() > p.len() && l.starts_with(&p))
+                    .flat_map(|l| l[p.len()..].to_vec())
+                    .any(|part| names_place(&part))
+        })
+        .collect()
+}
+
+/// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
+fn has_phrase(text: &str, phrase: &str) -> bool {
+    if phrase.is_empty() {
+        return false;
+    }
+    text.match_indices(phrase).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let mut after = text[i + phrase.len()..].chars();
+        let next = match after.next() {
+            Some('s') => after.next(),
+            c => c,
+        };
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        !word(before) && !word(next)
+    })
+}
+
 /// Which of `options` the agent's `location` is in, at `depth` below `path`.
 pub fn current_option(location: &[String], path: &[String], options: &[&str]) -> Option<usize> {
     let depth = path.len();
@@ -304,6 +389,8 @@ pub struct Descent<'w> {
     world: &'w World,
     /// The agent walking, for [`Choice::others`].
     name: String,
+    /// What the agent is doing, for [`Choice::named`].
+    activity: String,
     /// Where the agent is (a leaf), for [`Choice::current`].
     location: Vec<String>,
     path: Vec<String>,
@@ -319,14 +406,17 @@ pub struct Choice<'w> {
     pub current: Option<usize>,
     /// Which options are other agents' rooms ([`others_rooms`]).
     pub others: Vec<bool>,
+    /// Which options the activity names ([`named_places`]).
+    pub named: Vec<bool>,
 }
 
 impl<'w> Descent<'w> {
-    /// A walk for the agent `name` at `location`.
-    pub fn new(world: &'w World, name: &str, location: &[String]) -> Self {
+    /// A walk for the agent `name` at `location`, doing `activity`.
+    pub fn new(world: &'w World, name: &str, activity: &str, location: &[String]) -> Self {
         Self {
             world,
             name: name.to_string(),
+            activity: activity.to_string(),
             location: location.to_vec(),
             path: Vec::new(),
         }
@@ -348,6 +438,13 @@ impl<'w> Descent<'w> {
                         parent: self.path.clone(),
                         current: current_option(&self.location, &self.path, &options),
                         others: others_rooms(self.world, &self.name, &self.path, &options),
+                        named: named_places(
+                            self.world,
+                            &self.name,
+                            &self.activity,
+                            &self.path,
+                            &options,
+                        ),
                         options,
                     })
                 }
@@ -384,7 +481,7 @@ pub async fn walk(
     first: Result<crate::llm::Response, crate::llm::LlmError>,
 ) -> Vec<String> {
     let w = PlaceWeights::default();
-    let mut descent = Descent::new(world, &state.name, &state.location);
+    let mut descent = Descent::new(world, &state.name, &state.activity, &state.location);
     let mut pending = Some(first);
     while let Some(choice) = descent.next_choice() {
         let result = match pending.take().filter(|_| choice.parent.is_empty()) {
@@ -411,7 +508,14 @@ pub async fn walk(
                     .map(|o| place_description(world, &choice.parent, o))
                     .collect();
                 let sims = mind.similarities(&state.activity, &paths);
-                let pick = decide(&c.probs, sims.as_deref(), choice.current, &choice.others, w);
+                let pick = decide(
+                    &c.probs,
+                    sims.as_deref(),
+                    choice.current,
+                    &choice.others,
+                    &choice.named,
+                    w,
+                );
                 tracing::debug!(agent = %state.name, activity = %state.activity, options = ?choice.options, model = ?c.probs, pick, "location");
                 pick
             }
@@ -455,21 +559,24 @@ mod tests {
     fn the_prior_decides_when_the_model_is_flat_and_yields_to_a_clear_model() {
         let w = PlaceWeights::default();
         let sims = [0.1, 0.4];
-        assert_eq!(decide(&[0.5, 0.5], Some(&sims), None, &[], w), 1);
-        assert_eq!(decide(&[0.5, 0.5], None, None, &[], w), 0);
+        assert_eq!(decide(&[0.5, 0.5], Some(&sims), None, &[], &[], w), 1);
+        assert_eq!(decide(&[0.5, 0.5], None, None, &[], &[], w), 0);
         // 0.3 of cosine is exp(1.5) = 4.5x in the prior; a model 10^4 : 1 sure still wins
         // at sharpness 0.25 (10x).
-        assert_eq!(decide(&[0.9999, 0.0001], Some(&sims), None, &[], w), 0);
+        assert_eq!(decide(&[0.9999, 0.0001], Some(&sims), None, &[], &[], w), 0);
         let no_prior = PlaceWeights { prior: 0.0, ..w };
-        assert_eq!(decide(&[0.6, 0.4], Some(&sims), None, &[], no_prior), 0);
-        assert_eq!(decide(&[], Some(&sims), Some(1), &[], w), 1);
+        assert_eq!(
+            decide(&[0.6, 0.4], Some(&sims), None, &[], &[], no_prior),
+            0
+        );
+        assert_eq!(decide(&[], Some(&sims), Some(1), &[], &[], w), 1);
     }
 
     #[test]
     fn a_descent_stops_at_each_level_with_a_choice_and_ends_at_a_leaf() {
         let world = lin();
         let kitchen = crate::world::parse_path("Lin family's house/Kitchen").unwrap();
-        let mut d = Descent::new(&world, "John Lin", &kitchen);
+        let mut d = Descent::new(&world, "John Lin", "cook", &kitchen);
         let top = d.next_choice().expect("the top level has several places");
         assert!(top.parent.is_empty());
         assert_eq!(top.current, Some(0));
@@ -487,6 +594,75 @@ mod tests {
         assert_eq!(d.next_choice(), None);
         assert!(d.at_leaf());
         assert_eq!(display_path(d.path()), "Lin family's house/Bathroom");
+    }
+
+    #[test]
+    fn an_activity_names_a_place_by_its_name_a_part_or_a_possessive() {
+        let world = lin();
+        let top = options(&world, &[]);
+        let named = |agent: &str, activity: &str, parent: &[String]| -> Vec<String> {
+            let opts = options(&world, parent);
+            named_places(&world, agent, activity, parent, &opts)
+                .into_iter()
+                .zip(&opts)
+                .filter(|(n, _)| *n)
+                .map(|(_, o)| o.to_string())
+                .collect()
+        };
+        assert_eq!(top.len(), 5, "{top:?}");
+        // A part names its building; "the" and case do not matter.
+        assert_eq!(
+            named("John Lin", "John Lin greets customers at the counter.", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        assert_eq!(
+            named("John Lin", "unpack deliveries in the Storage Room", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "walk around Johnson Park", &[]),
+            ["Johnson Park"]
+        );
+        // Whole words only, a plural allowed.
+        assert!(named("John Lin", "encounters an old friend", &[]).is_empty());
+        assert_eq!(
+            named("John Lin", "wipe the counters", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        // "his bedroom" is the agent's own; another's by the first name.
+        let house = vec!["Lin family's house".to_string()];
+        assert_eq!(
+            named("Eddy Lin", "work on his composition in his bedroom", &house),
+            ["Eddy Lin's bedroom"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "tidy up John's bedroom", &house),
+            ["John Lin's bedroom"]
+        );
+        assert!(named("Eddy Lin", "play the piano", &house).is_empty());
+        // "home" is the agent's home and every room in it, except when leaving.
+        assert_eq!(
+            named("John Lin", "close the shop and walk home", &[]),
+            ["Lin family's house"]
+        );
+        assert_eq!(named("John Lin", "relax at home", &house).len(), 5);
+        assert!(named("John Lin", "leave home for work", &[]).is_empty());
+    }
+
+    #[test]
+    fn a_named_place_outweighs_staying_where_the_agent_is() {
+        let w = PlaceWeights::default();
+        // The model slightly prefers the current place 0; the activity names place 1.
+        assert_eq!(decide(&[0.6, 0.4], None, Some(0), &[], &[], w), 0);
+        assert_eq!(
+            decide(&[0.6, 0.4], None, Some(0), &[], &[false, true], w),
+            1
+        );
+        let off = PlaceWeights { named: 1.0, ..w };
+        assert_eq!(
+            decide(&[0.6, 0.4], None, Some(0), &[], &[false, true], off),
+            0
+        );
     }
 
     #[test]
@@ -513,9 +689,9 @@ mod tests {
         model[john] = 0.5;
         model[eddy] = 0.5;
         let w = PlaceWeights::default();
-        assert_eq!(decide(&model, None, None, &for_eddy, w), eddy);
+        assert_eq!(decide(&model, None, None, &for_eddy, &[], w), eddy);
         let for_john = others_rooms(&world, "John Lin", &house, &rooms);
-        assert_eq!(decide(&model, None, None, &for_john, w), john);
+        assert_eq!(decide(&model, None, None, &for_john, &[], w), john);
     }
 
     /// The question of a request: the text of its last message.

@@ -25,6 +25,9 @@ pub struct PlaceArgs {
     /// Stay ratios to score (default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub stay: Vec<f32>,
+    /// Factors on a place the activity names to score (1: none; default: a run's).
+    #[arg(long, value_delimiter = ',')]
+    pub named: Vec<f32>,
     /// How the questions put the options: numbered (as a run asks) or names. Several,
     /// comma-separated, are each asked in full.
     #[arg(long, value_delimiter = ',', default_value = "numbered")]
@@ -50,22 +53,31 @@ pub fn place(a: PlaceArgs) -> Result<()> {
         for &sharpness in &or_run(&a.sharpness, run.sharpness) {
             for &stay_ratio in &or_run(&a.stay, run.stay_ratio) {
                 for &others_room in &or_run(&a.others, run.others_room) {
-                    if !(prior.is_finite()
-                        && sharpness >= 0.0
-                        && (0.0..=1.0).contains(&stay_ratio)
-                        && (0.0..=1.0).contains(&others_room))
-                    {
-                        bail!("weights prior={prior} sharpness={sharpness} stay={stay_ratio} others={others_room}: the prior must be a number, the sharpness at least 0, the stay ratio and the others' room factor within 0..1");
+                    for &named in &or_run(&a.named, run.named) {
+                        grid.push(PlaceWeights {
+                            prior,
+                            sharpness,
+                            stay_ratio,
+                            others_room,
+                            named,
+                        });
                     }
-                    grid.push(PlaceWeights {
-                        prior,
-                        sharpness,
-                        stay_ratio,
-                        others_room,
-                    });
                 }
             }
         }
+    }
+    if let Some(w) = grid.iter().find(|w| {
+        !(w.prior.is_finite()
+            && w.sharpness >= 0.0
+            && (0.0..=1.0).contains(&w.stay_ratio)
+            && (0.0..=1.0).contains(&w.others_room)
+            && w.named >= 1.0
+            && w.named.is_finite())
+    }) {
+        bail!(
+            "weights prior={} sharpness={} stay={} others={} named={}: the prior must be a number, the sharpness at least 0, the stay ratio and the others' room factor within 0..1, the named factor at least 1",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named
+        );
     }
     let (resolved, mut engine) = a.set.model.load()?;
     let mut embedder = humanoid::embed::Embedder::load_default(true)
@@ -131,23 +143,23 @@ fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:>9} {:>5} {:>6} {:>6} {:>9} {:>6}",
-        "prior", "sharpness", "stay", "others", "fits", "building", "stays"
+        "{:>6} {:>9} {:>5} {:>6} {:>5} {:>6} {:>9} {:>6}",
+        "prior", "sharpness", "stay", "others", "named", "fits", "building", "stays"
     );
     for s in &r.scores {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "{:>6} {:>9} {:>5} {:>6} {:>6.3} {:>9.3} {:>6.3}",
-            w.prior, w.sharpness, w.stay_ratio, w.others_room, s.fits, s.building, s.stays
+            "{:>6} {:>9} {:>5} {:>6} {:>5} {:>6.3} {:>9.3} {:>6.3}",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named, s.fits, s.building, s.stays
         );
     }
     if let Some(s) = r.scores.first().filter(|_| misses) {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "places that do not fit (prior {}, sharpness {}, stay {}, others {}):",
-            w.prior, w.sharpness, w.stay_ratio, w.others_room
+            "places that do not fit (prior {}, sharpness {}, stay {}, others {}, named {}):",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named
         );
         for (line, activity, got) in &s.misses {
             let _ = writeln!(out, "  line {line}: {activity} -> {got}");

@@ -266,7 +266,12 @@ pub fn ask_items(
 
 /// The leaf a run's walk reaches for `item` from `answers` under weights `w`.
 pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeights) -> Vec<String> {
-    let mut descent = Descent::new(world, &world.agents[item.agent].name, &item.from);
+    let mut descent = Descent::new(
+        world,
+        &world.agents[item.agent].name,
+        &item.activity,
+        &item.from,
+    );
     while let Some(choice) = descent.next_choice() {
         let pick = match answers.model.get(&choice.parent).and_then(Option::as_ref) {
             Some(probs) => decide(
@@ -277,6 +282,7 @@ pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeight
                     .and_then(Option::as_deref),
                 choice.current,
                 &choice.others,
+                &choice.named,
                 w,
             ),
             None => choice.current.unwrap_or(0),
