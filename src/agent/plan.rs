@@ -258,7 +258,7 @@ pub async fn maybe_change_plan(
             PlanLine::new(t, act)
         })
         .collect();
-    let q = change_question(state, &upcoming);
+    let q = change_question(state, mind.minutes, &upcoming);
     if !mind
         .ask_yes_no_above(
             "change_plan",
@@ -270,7 +270,7 @@ pub async fn maybe_change_plan(
     {
         return None;
     }
-    let (needs, purpose) = urgent_needs(state);
+    let (needs, purpose) = urgent_needs(state, mind.minutes);
     let how = format!(
         "{} is {}. {}'s plan from now:\n{}{needs}\nIn one sentence, how should {} change the plan{purpose}?",
         state.name,
@@ -312,7 +312,7 @@ pub async fn maybe_change_plan(
 /// change", the 1.5B had an exhausted agent "write for an additional 20 minutes"; named at
 /// every unmet level, a slightly tired John went home to sleep at 4 pm (a Lin day: no sleep
 /// in the day 1.000 -> 0.927).
-fn urgent_needs(state: &AgentState) -> (String, String) {
+fn urgent_needs(state: &AgentState, now: u32) -> (String, String) {
     let unmet: Vec<_> = state
         .unmet_needs()
         .into_iter()
@@ -322,7 +322,10 @@ fn urgent_needs(state: &AgentState) -> (String, String) {
         return (String::new(), String::new());
     }
     let phrases: Vec<String> = unmet.iter().map(|(_, p)| p.clone()).collect();
-    let remedies: Vec<String> = unmet.iter().map(|(n, _)| n.remedy().to_string()).collect();
+    let remedies: Vec<String> = unmet
+        .iter()
+        .map(|(n, _)| remedy(*n, now).to_string())
+        .collect();
     (
         format!(
             "\nBeing {}, {} needs to {} soon.",
@@ -338,6 +341,19 @@ fn urgent_needs(state: &AgentState) -> (String, String) {
     )
 }
 
+/// From this hour a tired agent is asked to "rest or sleep"; before it, to rest for a while.
+/// Told "rest or sleep" at 7:15 pm, Eddy Lin went to bed and the rewritten lines had him
+/// "wake up and go to bed" every 15 minutes (a Lin day at 08dd1ec: no sleep in the day 0.969).
+pub const SLEEP_FROM_HOUR: u32 = 21;
+
+/// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
+fn remedy(need: crate::world::Need, now: u32) -> &'static str {
+    match need {
+        crate::world::Need::Energy if now < SLEEP_FROM_HOUR * 60 => "sit down and rest for a while",
+        n => n.remedy(),
+    }
+}
+
 /// The P(yes) above which the plan changes: the model's tuned threshold, but at most 0.5 (the
 /// more probable answer) while a need is urgent, so that replanning is not suppressed while
 /// an agent starves. On `eval replan`'s development set this keeps micro-F1 (0.766 against
@@ -351,11 +367,11 @@ pub fn change_threshold(needs: &crate::world::Needs, tuned: f32) -> f32 {
     }
 }
 
-/// The yes/no question whether the agent changes `upcoming` (the plan from now) because of
-/// how they feel, as a run asks it (`eval replan` asks it too). A run changes the plan when
+/// The yes/no question whether the agent changes `upcoming` (the plan from `now`, minutes of
+/// the day) because of how they feel, as a run asks it (`eval replan` asks it too). A run changes the plan when
 /// P(yes) is above the model's `yes_threshold.change_plan` (0.5 unless tuned).
-pub fn change_question(state: &AgentState, upcoming: &[PlanLine]) -> String {
-    let (needs, _) = urgent_needs(state);
+pub fn change_question(state: &AgentState, now: u32, upcoming: &[PlanLine]) -> String {
+    let (needs, _) = urgent_needs(state, now);
     format!(
         "{} is {}. {}'s plan from now:\n{}{needs}\nShould {} change this plan because of how {} feels?",
         state.name,

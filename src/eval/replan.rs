@@ -180,7 +180,7 @@ pub fn prompt(world: &World, item: &ReplanItem) -> (String, String) {
     let spec = &world.agents[item.agent];
     let state = state_of(world, item);
     let system = system_prompt(spec, &state, world.start_date, item.minutes, &[]);
-    (system, change_question(&state, &item.plan))
+    (system, change_question(&state, item.minutes, &item.plan))
 }
 
 /// The agent's state as the row describes it.
