@@ -4,7 +4,8 @@
 //! - **distinct plan lines**: the share of a day plan's activities that are not repeats of an
 //!   earlier line of the same plan (a plan of six "EDIE: Sunny day" lines scores low);
 //! - **in the world's script**: the share of activities written in the script of the world's
-//!   own example days (Latin for an English world; "行停！" in one fails);
+//!   own example days (Latin for an English world; "行停！" in one fails, and so does one
+//!   Chinese word in an English line);
 //! - **not an action**: activities that name an agent, are empty, or repeat the planning
 //!   instructions ("break into activities of 15 minutes") or the agent's context ("Rachel
 //!   Green is feeling neutral, ...");
@@ -126,10 +127,15 @@ fn main_script<'a>(texts: impl Iterator<Item = &'a str>) -> Script {
         .map_or(Script::Latin, |(s, _)| s)
 }
 
-/// Whether at least 90% of `text`'s letters are in `script` (text without letters passes).
+/// Whether at least 90% of `text`'s letters are in `script` (text without letters passes),
+/// and, in a world written in an alphabet, none is a Chinese, Japanese or Korean character:
+/// "filling prescriptions at the柜台" is one foreign word among forty letters, and wrong.
 fn in_script(text: &str, script: Script) -> bool {
     let letters: Vec<Script> = text.chars().filter_map(script_of).collect();
-    letters.is_empty() || letters.iter().filter(|&&s| s == script).count() * 10 >= letters.len() * 9
+    let east_asian = |s: &Script| matches!(s, Script::Han | Script::Hangul | Script::Kana);
+    let mostly = letters.iter().filter(|&&s| s == script).count() * 10 >= letters.len() * 9;
+    let foreign_cjk = !east_asian(&script) && letters.iter().any(east_asian);
+    letters.is_empty() || (mostly && !foreign_cjk)
 }
 
 /// Whether an activity is sleeping or going to bed (not a nap).
@@ -339,7 +345,13 @@ mod tests {
         assert!(in_script("eat breakfast with the family", Script::Latin));
         assert!(in_script("café au lait", Script::Latin));
         assert!(!in_script("行停！", Script::Latin));
+        assert!(!in_script(
+            "Begin serving customers and filling prescriptions at the柜台.",
+            Script::Latin
+        ));
         assert!(in_script("아침을 먹다", Script::Hangul));
+        // A Latin word in a Chinese line is not flagged by this rule (a name, a brand).
+        assert!(in_script("去学校上音乐课", Script::Han));
         assert_eq!(
             main_script(["吃早饭", "去学校 school"].into_iter()),
             Script::Han
