@@ -291,4 +291,46 @@ mod tests {
         }
         assert_eq!(s.needs.get(Need::Energy), 0);
     }
+
+    #[test]
+    fn per_step_seeds_as_a_run_derives_them_drop_at_the_rate_too() {
+        // A run seeds each agent-step's draws afresh (`key_of(seed, step, agent, 2)`, as in
+        // sim::tick); over many seeds, agents and steps the drops must still follow the rate,
+        // with and without the needs before energy being satisfied (which shifts its draw).
+        let decay = Decay::default();
+        for satisfied in [vec![], vec![Need::Fun, Need::Social]] {
+            let mut drops = [0u32; 5];
+            let mut n = 0u32;
+            for seed in 0..40u64 {
+                for who in 0..3u64 {
+                    for step in 0..72u64 {
+                        let key = crate::llm::batch::key_of(&[seed, step, who, 2]);
+                        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(key);
+                        let mut s = agent();
+                        for need in Need::ALL {
+                            s.needs.set(need, 5);
+                        }
+                        update_needs(&mut s, &satisfied, &decay, 15, &mut rng);
+                        for (i, need) in Need::ALL.iter().enumerate() {
+                            drops[i] += u32::from(5u8.saturating_sub(s.needs.get(*need)));
+                        }
+                        n += 1;
+                    }
+                }
+            }
+            for (i, need) in Need::ALL.iter().enumerate() {
+                if satisfied.contains(need) {
+                    continue;
+                }
+                let p = decay.per_step(*need, 15);
+                let want = p * f64::from(n);
+                let sd = (want * (1.0 - p)).sqrt();
+                let got = f64::from(drops[i]);
+                assert!(
+                    (got - want).abs() < 4.0 * sd,
+                    "{need:?} (satisfied {satisfied:?}): {got} drops in {n} steps, expected {want:.0} ± {sd:.0}"
+                );
+            }
+        }
+    }
 }
