@@ -28,6 +28,9 @@ pub struct PlaceArgs {
     /// Factors on a place the activity names to score (1: none; default: a run's).
     #[arg(long, value_delimiter = ',')]
     pub named: Vec<f32>,
+    /// Stay ratios between buildings (the top level) to score (default: a run's).
+    #[arg(long, value_delimiter = ',')]
+    pub building_stay: Vec<f32>,
     /// How the questions put the options: numbered (as a run asks) or names. Several,
     /// comma-separated, are each asked in full.
     #[arg(long, value_delimiter = ',', default_value = "numbered")]
@@ -54,13 +57,16 @@ pub fn place(a: PlaceArgs) -> Result<()> {
             for &stay_ratio in &or_run(&a.stay, run.stay_ratio) {
                 for &others_room in &or_run(&a.others, run.others_room) {
                     for &named in &or_run(&a.named, run.named) {
-                        grid.push(PlaceWeights {
-                            prior,
-                            sharpness,
-                            stay_ratio,
-                            others_room,
-                            named,
-                        });
+                        for &building_stay in &or_run(&a.building_stay, run.building_stay) {
+                            grid.push(PlaceWeights {
+                                prior,
+                                sharpness,
+                                stay_ratio,
+                                others_room,
+                                named,
+                                building_stay,
+                            });
+                        }
                     }
                 }
             }
@@ -71,12 +77,13 @@ pub fn place(a: PlaceArgs) -> Result<()> {
             && w.sharpness >= 0.0
             && (0.0..=1.0).contains(&w.stay_ratio)
             && (0.0..=1.0).contains(&w.others_room)
+            && (0.0..=1.0).contains(&w.building_stay)
             && w.named >= 1.0
             && w.named.is_finite())
     }) {
         bail!(
-            "weights prior={} sharpness={} stay={} others={} named={}: the prior must be a number, the sharpness at least 0, the stay ratio and the others' room factor within 0..1, the named factor at least 1",
-            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named
+            "weights prior={} sharpness={} stay={} others={} named={} building stay={}: the prior must be a number, the sharpness at least 0, the stay ratios and the others' room factor within 0..1, the named factor at least 1",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named, w.building_stay
         );
     }
     let (resolved, mut engine) = a.set.model.load()?;
@@ -143,23 +150,31 @@ fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>6} {:>9} {:>5} {:>6} {:>5} {:>6} {:>9} {:>6}",
-        "prior", "sharpness", "stay", "others", "named", "fits", "building", "stays"
+        "{:>6} {:>9} {:>5} {:>6} {:>5} {:>8} {:>6} {:>9} {:>6}",
+        "prior", "sharpness", "stay", "others", "named", "bld stay", "fits", "building", "stays"
     );
     for s in &r.scores {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "{:>6} {:>9} {:>5} {:>6} {:>5} {:>6.3} {:>9.3} {:>6.3}",
-            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named, s.fits, s.building, s.stays
+            "{:>6} {:>9} {:>5} {:>6} {:>5} {:>8} {:>6.3} {:>9.3} {:>6.3}",
+            w.prior,
+            w.sharpness,
+            w.stay_ratio,
+            w.others_room,
+            w.named,
+            w.building_stay,
+            s.fits,
+            s.building,
+            s.stays
         );
     }
     if let Some(s) = r.scores.first().filter(|_| misses) {
         let w = s.weights;
         let _ = writeln!(
             out,
-            "places that do not fit (prior {}, sharpness {}, stay {}, others {}, named {}):",
-            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named
+            "places that do not fit (prior {}, sharpness {}, stay {}, others {}, named {}, building stay {}):",
+            w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named, w.building_stay
         );
         for (line, activity, got) in &s.misses {
             let _ = writeln!(out, "  line {line}: {activity} -> {got}");

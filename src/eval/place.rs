@@ -283,7 +283,7 @@ pub fn replay(world: &World, item: &PlaceItem, answers: &Answers, w: PlaceWeight
                 choice.current,
                 &choice.others,
                 &choice.named,
-                w,
+                w.at(&choice.parent),
             ),
             None => choice.current.unwrap_or(0),
         };
