@@ -11,6 +11,9 @@ use crate::world::{display_path, World};
 use super::mind::{missing, Mind};
 use super::state::AgentState;
 
+mod marks;
+pub use marks::{current_option, named_places, others_rooms};
+
 /// The current place is kept when its probability is at least this share of the best one's
 /// (0.6 and [`OTHERS_ROOM`] chosen on the development set of `eval place`; 0.8 before).
 pub const STAY_RATIO: f32 = 0.6;
@@ -300,116 +303,6 @@ pub fn decide(
     prefer_stay(&probs, best, current, w.stay_ratio)
 }
 
-/// Which of `options` (the parts of `parent`) are innermost places named for an agent of the
-/// world other than `name`: "John Lin's bedroom" or "John's bedroom" when Eddy Lin moves.
-pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&str]) -> Vec<bool> {
-    let owners: Vec<(String, String)> = world
-        .agents
-        .iter()
-        .filter(|a| a.name != name)
-        .map(|a| {
-            let full = a.name.to_lowercase();
-            let first = full
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            (format!("{full}'s"), format!("{first}'s"))
-        })
-        .collect();
-    options
-        .iter()
-        .map(|o| {
-            let leaf = world.locations.is_leaf(&child(parent, o));
-            let o = o.to_lowercase().replace('\u{2019}', "'");
-            leaf && owners
-                .iter()
-                .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
-        })
-        .collect()
-}
-
-/// Which of `options` (the parts of `parent`) the activity names: the option's own name or
-/// the name of one of its parts, as whole words in any case, a leading "The" left out and a
-/// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
-/// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
-/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it).
-pub fn named_places(
-    world: &World,
-    name: &str,
-    activity: &str,
-    parent: &[String],
-    options: &[&str],
-) -> Vec<bool> {
-    let text = activity.to_lowercase().replace('\u{2019}', "'");
-    let me = name.to_lowercase();
-    let names_place = |place: &str| {
-        let place = place.to_lowercase().replace('\u{2019}', "'");
-        let bare = place.strip_prefix("the ").unwrap_or(&place);
-        if has_phrase(&text, bare) {
-            return true;
-        }
-        let Some((owner, rest)) = bare.split_once("'s ") else {
-            return false;
-        };
-        let first = owner.split_whitespace().next().unwrap_or(owner);
-        has_phrase(&text, &format!("{first}'s {rest}"))
-            || (owner == me
-                && ["his", "her", "their", "my", "own"]
-                    .iter()
-                    .any(|p| has_phrase(&text, &format!("{p} {rest}"))))
-    };
-    // "walk home", "at home": the agent's home and the places in it, unless leaving it.
-    let home = world
-        .agents
-        .iter()
-        .find(|a| a.name == name)
-        .and_then(|a| a.home())
-        .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
-    options
-        .iter()
-        .map(|o| {
-            let p = child(parent, o);
-            home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
-                || names_place(o)
-                || world
-                    .locations
-                    .leaves()
-                    .into_iter()
-                    .filter(|l| l.len() > p.len() && l.starts_with(&p))
-                    .flat_map(|l| l[p.len()..].to_vec())
-                    .any(|part| names_place(&part))
-        })
-        .collect()
-}
-
-/// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
-fn has_phrase(text: &str, phrase: &str) -> bool {
-    if phrase.is_empty() {
-        return false;
-    }
-    text.match_indices(phrase).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let mut after = text[i + phrase.len()..].chars();
-        let next = match after.next() {
-            Some('s') => after.next(),
-            c => c,
-        };
-        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-        !word(before) && !word(next)
-    })
-}
-
-/// Which of `options` the agent's `location` is in, at `depth` below `path`.
-pub fn current_option(location: &[String], path: &[String], options: &[&str]) -> Option<usize> {
-    let depth = path.len();
-    if location.len() > depth && location[..depth] == path[..] {
-        options.iter().position(|o| *o == location[depth])
-    } else {
-        None
-    }
-}
-
 /// A walk down the location tree from the roots, one level at a time. Levels with a single
 /// option are taken on the way; [`Descent::next_choice`] stops at each level with more.
 #[derive(Clone, Debug)]
@@ -568,9 +461,9 @@ mod tests {
     use super::*;
 
     /// The bundled Lin family world.
-    fn lin() -> World {
+    pub(super) fn lin() -> World {
         World::parse(
-            include_str!("../../worlds/lin-family.toml"),
+            include_str!("../../../worlds/lin-family.toml"),
             std::path::Path::new("worlds/lin-family.toml"),
         )
         .expect("the bundled world parses")
@@ -622,59 +515,6 @@ mod tests {
         assert_eq!(d.next_choice(), None);
         assert!(d.at_leaf());
         assert_eq!(display_path(d.path()), "Lin family's house/Bathroom");
-    }
-
-    #[test]
-    fn an_activity_names_a_place_by_its_name_a_part_or_a_possessive() {
-        let world = lin();
-        let top = options(&world, &[]);
-        let named = |agent: &str, activity: &str, parent: &[String]| -> Vec<String> {
-            let opts = options(&world, parent);
-            named_places(&world, agent, activity, parent, &opts)
-                .into_iter()
-                .zip(&opts)
-                .filter(|(n, _)| *n)
-                .map(|(_, o)| o.to_string())
-                .collect()
-        };
-        assert_eq!(top.len(), 5, "{top:?}");
-        // A part names its building; "the" and case do not matter.
-        assert_eq!(
-            named("John Lin", "John Lin greets customers at the counter.", &[]),
-            ["The Willows Market and Pharmacy"]
-        );
-        assert_eq!(
-            named("John Lin", "unpack deliveries in the Storage Room", &[]),
-            ["The Willows Market and Pharmacy"]
-        );
-        assert_eq!(
-            named("Eddy Lin", "walk around Johnson Park", &[]),
-            ["Johnson Park"]
-        );
-        // Whole words only, a plural allowed.
-        assert!(named("John Lin", "encounters an old friend", &[]).is_empty());
-        assert_eq!(
-            named("John Lin", "wipe the counters", &[]),
-            ["The Willows Market and Pharmacy"]
-        );
-        // "his bedroom" is the agent's own; another's by the first name.
-        let house = vec!["Lin family's house".to_string()];
-        assert_eq!(
-            named("Eddy Lin", "work on his composition in his bedroom", &house),
-            ["Eddy Lin's bedroom"]
-        );
-        assert_eq!(
-            named("Eddy Lin", "tidy up John's bedroom", &house),
-            ["John Lin's bedroom"]
-        );
-        assert!(named("Eddy Lin", "play the piano", &house).is_empty());
-        // "home" is the agent's home and every room in it, except when leaving.
-        assert_eq!(
-            named("John Lin", "close the shop and walk home", &[]),
-            ["Lin family's house"]
-        );
-        assert_eq!(named("John Lin", "relax at home", &house).len(), 5);
-        assert!(named("John Lin", "leave home for work", &[]).is_empty());
     }
 
     #[test]
@@ -763,7 +603,7 @@ mod tests {
             World::parse(text, std::path::Path::new(path)).expect("the bundled world parses")
         };
         let lin = load(
-            include_str!("../../worlds/lin-family.toml"),
+            include_str!("../../../worlds/lin-family.toml"),
             "lin-family.toml",
         );
         let q = question(&place_request(
@@ -776,7 +616,7 @@ mod tests {
         ));
         assert!(q.contains("Eddy Lin lives at Lin family's house."), "{q}");
         // Rachel starts in the wedding hall's bridal suite: no home is claimed for her.
-        let friends = load(include_str!("../../worlds/friends.toml"), "friends.toml");
+        let friends = load(include_str!("../../../worlds/friends.toml"), "friends.toml");
         let q = question(&place_request(
             "",
             PlacePrompt::Numbered,
@@ -799,7 +639,7 @@ mod tests {
             "{q}"
         );
         // A world's `home` names it wherever the agent starts.
-        let text = include_str!("../../worlds/friends.toml").replace(
+        let text = include_str!("../../../worlds/friends.toml").replace(
             "location = \"Long Island wedding hall/Bridal suite\"\n",
             "location = \"Long Island wedding hall/Bridal suite\"\nhome = \"Monica's apartment\"\n",
         );

@@ -1,0 +1,176 @@
+//! Marks on a level's options that weigh the walk's decision: which are other agents' rooms,
+//! which the activity names, and which holds the agent now.
+
+use crate::world::World;
+
+use super::child;
+
+/// Which of `options` (the parts of `parent`) are innermost places named for an agent of the
+/// world other than `name`: "John Lin's bedroom" or "John's bedroom" when Eddy Lin moves.
+pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&str]) -> Vec<bool> {
+    let owners: Vec<(String, String)> = world
+        .agents
+        .iter()
+        .filter(|a| a.name != name)
+        .map(|a| {
+            let full = a.name.to_lowercase();
+            let first = full
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            (format!("{full}'s"), format!("{first}'s"))
+        })
+        .collect();
+    options
+        .iter()
+        .map(|o| {
+            let leaf = world.locations.is_leaf(&child(parent, o));
+            let o = o.to_lowercase().replace('\u{2019}', "'");
+            leaf && owners
+                .iter()
+                .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
+        })
+        .collect()
+}
+
+/// Which of `options` (the parts of `parent`) the activity names: the option's own name or
+/// the name of one of its parts, as whole words in any case, a leading "The" left out and a
+/// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
+/// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
+/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it).
+pub fn named_places(
+    world: &World,
+    name: &str,
+    activity: &str,
+    parent: &[String],
+    options: &[&str],
+) -> Vec<bool> {
+    let text = activity.to_lowercase().replace('\u{2019}', "'");
+    let me = name.to_lowercase();
+    let names_place = |place: &str| {
+        let place = place.to_lowercase().replace('\u{2019}', "'");
+        let bare = place.strip_prefix("the ").unwrap_or(&place);
+        if has_phrase(&text, bare) {
+            return true;
+        }
+        let Some((owner, rest)) = bare.split_once("'s ") else {
+            return false;
+        };
+        let first = owner.split_whitespace().next().unwrap_or(owner);
+        has_phrase(&text, &format!("{first}'s {rest}"))
+            || (owner == me
+                && ["his", "her", "their", "my", "own"]
+                    .iter()
+                    .any(|p| has_phrase(&text, &format!("{p} {rest}"))))
+    };
+    // "walk home", "at home": the agent's home and the places in it, unless leaving it.
+    let home = world
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .and_then(|a| a.home())
+        .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
+    options
+        .iter()
+        .map(|o| {
+            let p = child(parent, o);
+            home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
+                || names_place(o)
+                || world
+                    .locations
+                    .leaves()
+                    .into_iter()
+                    .filter(|l| l.len() > p.len() && l.starts_with(&p))
+                    .flat_map(|l| l[p.len()..].to_vec())
+                    .any(|part| names_place(&part))
+        })
+        .collect()
+}
+
+/// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
+fn has_phrase(text: &str, phrase: &str) -> bool {
+    if phrase.is_empty() {
+        return false;
+    }
+    text.match_indices(phrase).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let mut after = text[i + phrase.len()..].chars();
+        let next = match after.next() {
+            Some('s') => after.next(),
+            c => c,
+        };
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        !word(before) && !word(next)
+    })
+}
+
+/// Which of `options` the agent's `location` is in, at `depth` below `path`.
+pub fn current_option(location: &[String], path: &[String], options: &[&str]) -> Option<usize> {
+    let depth = path.len();
+    if location.len() > depth && location[..depth] == path[..] {
+        options.iter().position(|o| *o == location[depth])
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::options;
+    use super::super::tests::lin;
+    use super::*;
+
+    #[test]
+    fn an_activity_names_a_place_by_its_name_a_part_or_a_possessive() {
+        let world = lin();
+        let top = options(&world, &[]);
+        let named = |agent: &str, activity: &str, parent: &[String]| -> Vec<String> {
+            let opts = options(&world, parent);
+            named_places(&world, agent, activity, parent, &opts)
+                .into_iter()
+                .zip(&opts)
+                .filter(|(n, _)| *n)
+                .map(|(_, o)| o.to_string())
+                .collect()
+        };
+        assert_eq!(top.len(), 5, "{top:?}");
+        // A part names its building; "the" and case do not matter.
+        assert_eq!(
+            named("John Lin", "John Lin greets customers at the counter.", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        assert_eq!(
+            named("John Lin", "unpack deliveries in the Storage Room", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "walk around Johnson Park", &[]),
+            ["Johnson Park"]
+        );
+        // Whole words only, a plural allowed.
+        assert!(named("John Lin", "encounters an old friend", &[]).is_empty());
+        assert_eq!(
+            named("John Lin", "wipe the counters", &[]),
+            ["The Willows Market and Pharmacy"]
+        );
+        // "his bedroom" is the agent's own; another's by the first name.
+        let house = vec!["Lin family's house".to_string()];
+        assert_eq!(
+            named("Eddy Lin", "work on his composition in his bedroom", &house),
+            ["Eddy Lin's bedroom"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "tidy up John's bedroom", &house),
+            ["John Lin's bedroom"]
+        );
+        assert!(named("Eddy Lin", "play the piano", &house).is_empty());
+        // "home" is the agent's home and every room in it, except when leaving.
+        assert_eq!(
+            named("John Lin", "close the shop and walk home", &[]),
+            ["Lin family's house"]
+        );
+        assert_eq!(named("John Lin", "relax at home", &house).len(), 5);
+        assert!(named("John Lin", "leave home for work", &[]).is_empty());
+    }
+}
