@@ -308,7 +308,7 @@ mod tests {
         status: &'static str,
         body: &'static str,
     ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-        use std::io::{Read, Write};
+        use std::io::Write;
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -316,8 +316,7 @@ mod tests {
         std::thread::spawn(move || {
             for mut c in l.incoming().take(8).flatten() {
                 seen.fetch_add(1, Ordering::SeqCst);
-                let mut buf = [0u8; 8192];
-                let _ = c.read(&mut buf);
+                read_request(&mut c);
                 let _ = write!(
                     c,
                     "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -326,6 +325,31 @@ mod tests {
             }
         });
         (port, count)
+    }
+
+    /// Reads one whole request (headers and a `content-length` body), so that closing the
+    /// connection afterwards does not reset it under a client still sending its body.
+    fn read_request(c: &mut std::net::TcpStream) {
+        use std::io::Read;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+                let body = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + body {
+                    return;
+                }
+            }
+            match c.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
     }
 
     #[test]
