@@ -249,3 +249,58 @@ fn mask_time_per_step() {
     measure(&util::smollm2());
     measure(&util::gemma3());
 }
+
+/// A world written in an alphabet keeps the 1.5B (trained much on Chinese) from writing
+/// Chinese: asked for Chinese words, unconstrained it writes them; under `Letters::Alphabet`
+/// it writes a complete line without any, and a plan's activities likewise (greedy).
+#[test]
+fn qwen2_in_an_alphabet_writes_no_chinese_japanese_or_korean() {
+    use humanoid::formats::script::is_east_asian;
+    use humanoid::llm::constrain::Letters;
+    let mut engine = Engine::load(&util::qwen2(), EngineOptions::default()).expect("load");
+    let table = TokenTable::new(engine.tokenizer());
+    let ask = "How do you write 'good morning' and 'pharmacy counter' in Chinese? One line.";
+    let plan_ask = "Write your plan for 7 am to 9 am, one line an hour, \
+                    each activity in Chinese characters.";
+    let times = || PlanTimes::Fixed(vec![420, 480, 540]);
+    let requests: Vec<Request> = vec![
+        request(&table, chat(PERSONA, ask), constrain::line(80), 60),
+        request(
+            &table,
+            chat(PERSONA, ask),
+            constrain::line(80).with_letters(Letters::Alphabet),
+            60,
+        ),
+        request(
+            &table,
+            chat(PERSONA, plan_ask),
+            constrain::plan(times(), 40),
+            120,
+        ),
+        request(
+            &table,
+            chat(PERSONA, plan_ask),
+            constrain::plan(times(), 40).with_letters(Letters::Alphabet),
+            160,
+        ),
+    ];
+    let out = run_twice(&mut engine, &requests);
+    for g in &out {
+        eprintln!("{:?}", g.text);
+    }
+    let cjk = |s: &str| s.chars().any(is_east_asian);
+    assert!(
+        cjk(&out[0].text),
+        "the prompt draws Chinese: {:?}",
+        out[0].text
+    );
+    assert!(
+        cjk(&out[2].text),
+        "the prompt draws Chinese: {:?}",
+        out[2].text
+    );
+    check_line(&out[1].text, 80);
+    assert!(!cjk(&out[1].text), "{:?}", out[1].text);
+    assert!(!cjk(&out[3].text), "{:?}", out[3].text);
+    assert_eq!(parse_plan(&out[3].text).len(), 3, "{:?}", out[3].text);
+}

@@ -69,11 +69,11 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
     let cases = [
         (
             "In one line: what are you doing right now?",
-            ConstraintSpec::Line { max_chars: 80 },
+            ConstraintSpec::line(80),
         ),
         (
             "Say one sentence to your mother about breakfast.",
-            ConstraintSpec::Line { max_chars: 120 },
+            ConstraintSpec::line(120),
         ),
         (
             "Describe your current activity with two emoji.",
@@ -81,17 +81,11 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
         ),
         (
             "Plan the hours from 7 am to 10 am, one line per hour.",
-            ConstraintSpec::Plan {
-                times: PlanTimes::Fixed(vec![420, 480, 540, 600]),
-                max_activity_chars: 60,
-            },
+            ConstraintSpec::plan(PlanTimes::Fixed(vec![420, 480, 540, 600]), 60),
         ),
         (
             "Write your plan for today, one line per activity, with times.",
-            ConstraintSpec::Plan {
-                times: day,
-                max_activity_chars: 60,
-            },
+            ConstraintSpec::plan(day, 60),
         ),
     ];
     let mut out = Vec::new();
@@ -104,6 +98,7 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
                 ConstraintSpec::Plan {
                     times,
                     max_activity_chars,
+                    ..
                 } => {
                     let lines = match times {
                         PlanTimes::Fixed(t) => t.len(),

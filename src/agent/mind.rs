@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::batch::Port;
-use crate::llm::constrain::{self, ConstraintSpec, PlanTimes, TokenTable};
+use crate::llm::constrain::{self, ConstraintSpec, Letters, PlanTimes, TokenTable};
 use crate::llm::{
     Choice, ChooseRequest, GenerateRequest, Inference, Message, Prompt, Request, Response, Sampling,
 };
@@ -50,6 +50,8 @@ pub struct Mind<'a> {
     pub yes_threshold: [f32; 5],
     /// The P(yes) above which the agent changes its plan (0.5 unless the manifest tunes it).
     pub change_threshold: f32,
+    /// The letters generated text may use (the world's script).
+    pub letters: Letters,
     fallbacks: RefCell<Vec<Fallback>>,
 }
 
@@ -78,6 +80,7 @@ impl<'a> Mind<'a> {
             minutes,
             yes_threshold: [0.5; 5],
             change_threshold: 0.5,
+            letters: Letters::Any,
             fallbacks: RefCell::new(Vec::new()),
         }
     }
@@ -91,6 +94,12 @@ impl<'a> Mind<'a> {
     /// The same mind with a plan-change threshold other than 0.5.
     pub fn with_change_threshold(mut self, threshold: f32) -> Self {
         self.change_threshold = threshold;
+        self
+    }
+
+    /// The same mind writing only `letters` (a world's [`letters`](crate::world::World::letters)).
+    pub fn with_letters(mut self, letters: Letters) -> Self {
+        self.letters = letters;
         self
     }
 
@@ -297,7 +306,7 @@ impl<'a> Mind<'a> {
     ) -> Option<String> {
         let req = self.generate_request(
             chat(system, question),
-            ConstraintSpec::Line { max_chars },
+            ConstraintSpec::line(max_chars).in_letters(self.letters),
             max_chars / 2 + 16,
         );
         let r = self.port.run(vec![(purpose.to_string(), req)]).await;
@@ -327,10 +336,7 @@ impl<'a> Mind<'a> {
         let max_tokens = lines * (max_activity_chars / 3 + 10) + 8;
         let req = self.generate_request(
             chat(system, question),
-            ConstraintSpec::Plan {
-                times,
-                max_activity_chars,
-            },
+            ConstraintSpec::plan(times, max_activity_chars).in_letters(self.letters),
             max_tokens,
         );
         let r = self.port.run(vec![(purpose.to_string(), req)]).await;
@@ -339,7 +345,11 @@ impl<'a> Mind<'a> {
             .unwrap_or_default();
         let parsed = constrain::parse_plan(&text)
             .into_iter()
-            .map(|(m, a)| PlanLine::new(m, clean_activity(&a)))
+            .map(|(m, a)| {
+                let cut = a.chars().count() >= max_activity_chars;
+                let a = if cut { end_of_cut_line(&a) } else { a };
+                PlanLine::new(m, clean_activity(&a))
+            })
             .filter(|l| !l.activity.is_empty())
             .collect();
         (parsed, text)
@@ -421,6 +431,65 @@ pub fn clean_activity(text: &str) -> String {
         .to_string()
 }
 
+/// Words that do not end an activity: a line cut at the length limit after one of them
+/// ("... opening the delivery box and") loses it.
+const DANGLING: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "by", "for", "with",
+    "from", "into", "his", "her", "their", "my", "its", "while", "as", "some",
+];
+
+/// A line that reached the length limit, ended where it can: the last word (perhaps cut)
+/// dropped, then an unclosed parenthesis or quotation, then dangling words and punctuation
+/// (`"Cook the main course (e.g., chicken, qu"` → `"Cook the main course"`). A line of one
+/// word is kept as it is.
+pub fn end_of_cut_line(text: &str) -> String {
+    let Some(space) = text.trim_end().rfind(' ') else {
+        return text.to_string();
+    };
+    let mut out = text[..space].to_string();
+    for open in ['(', '"', '“', '\''] {
+        let close = match open {
+            '(' => ')',
+            '“' => '”',
+            c => c,
+        };
+        let (opens, closes) = if open == close {
+            (out.matches(open).count(), 0)
+        } else {
+            (out.matches(open).count(), out.matches(close).count())
+        };
+        let unclosed = if open == close {
+            opens % 2 == 1
+        } else {
+            opens > closes
+        };
+        // An apostrophe inside a word ("Monica's") is not a quotation.
+        let quote_start = out
+            .rfind(open)
+            .filter(|&i| open != '\'' || i == 0 || out[..i].ends_with(' '));
+        if let (true, Some(i)) = (unclosed, quote_start) {
+            out.truncate(i);
+        }
+    }
+    loop {
+        let trimmed = out.trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-' | '—' | '(' | '"' | '\'')
+        });
+        let last = trimmed.rsplit(' ').next().unwrap_or("");
+        if trimmed.contains(' ') && DANGLING.contains(&last.to_lowercase().as_str()) {
+            out = trimmed[..trimmed.len() - last.len()].to_string();
+        } else {
+            out = trimmed.to_string();
+            break;
+        }
+    }
+    if out.is_empty() {
+        text.to_string()
+    } else {
+        out
+    }
+}
+
 /// Where a second sentence starts in `text` (the byte after the first one's period): a
 /// period, a space and a capital letter, the period not ending a short capitalised word
 /// ("Dr. Smith", "Mrs. Lin").
@@ -445,6 +514,36 @@ fn second_sentence(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_cut_at_the_limit_end_on_a_whole_word() {
+        let cases = [
+            (
+                "Begin the unpacking process by opening the delivery box and",
+                "Begin the unpacking process by opening the delivery box",
+            ),
+            (
+                "Rachel Green wakes up in the bridal suite, ready to greet, '",
+                "Rachel Green wakes up in the bridal suite, ready to greet",
+            ),
+            (
+                "Cook the ingredients for the main course (e.g., chicken, qu",
+                "Cook the ingredients for the main course",
+            ),
+            (
+                "Joey Tribbiani looks at Monica's refrigerator and opens th",
+                "Joey Tribbiani looks at Monica's refrigerator and opens",
+            ),
+            ("Supercalifragilistic", "Supercalifragilistic"),
+            (
+                "Say \"hello there\" to the neighbours and the",
+                "Say \"hello there\" to the neighbours",
+            ),
+        ];
+        for (line, kept) in cases {
+            assert_eq!(end_of_cut_line(line), kept, "{line:?}");
+        }
+    }
 
     #[test]
     fn activities_are_cut_before_run_on_times() {

@@ -286,6 +286,16 @@ pub async fn maybe_change_plan(
             return None;
         }
     };
+    // Asked to rest, the 1.5B still sent a tired Eddy Lin "to bed before 7 pm" at 6:15 pm
+    // and had him wake up at 6:45 pm (a Lin day of session 21: no sleep in the day 0.979):
+    // in the day such a suggestion becomes the rest that was asked for.
+    let suggestion = match rest_instead_of_sleep(&state.name, &suggestion, mind.minutes) {
+        Some(rest) => {
+            mind.fallback("plan_change", "sleep in the day", &suggestion, &rest);
+            rest
+        }
+        None => suggestion,
+    };
     // The old lines are not shown: shown them, the 1.5B copied them and put the change
     // last (an exhausted agent kept writing and went to sleep "at 3 pm").
     let rewrite = format!(
@@ -345,6 +355,25 @@ fn urgent_needs(state: &AgentState, now: u32) -> (String, String) {
 /// Told "rest or sleep" at 7:15 pm, Eddy Lin went to bed and the rewritten lines had him
 /// "wake up and go to bed" every 15 minutes (a Lin day at 08dd1ec: no sleep in the day 0.969).
 pub const SLEEP_FROM_HOUR: u32 = 21;
+
+/// From this hour until [`SLEEP_FROM_HOUR`] a plan change does not send an agent to sleep.
+pub const DAY_FROM_HOUR: u32 = 8;
+
+/// Whether an activity is sleeping or going to bed (not a nap).
+pub fn is_sleep(activity: &str) -> bool {
+    let a = activity.to_lowercase();
+    !a.contains("nap")
+        && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
+            .iter()
+            .any(|w| a.contains(w))
+}
+
+/// The rest to use instead of a plan change `suggestion` that sends `name` to sleep in the
+/// day (at `now`, minutes of the day, from [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`]).
+fn rest_instead_of_sleep(name: &str, suggestion: &str, now: u32) -> Option<String> {
+    let day = (DAY_FROM_HOUR..SLEEP_FROM_HOUR).contains(&(now / 60));
+    (day && is_sleep(suggestion)).then(|| format!("{name} sits down and rests for a while."))
+}
 
 /// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
 fn remedy(need: crate::world::Need, now: u32) -> &'static str {
@@ -417,6 +446,21 @@ mod tests {
             .map(|q| PlanLine::new(10 * 60 + q * 15, "write code"))
             .collect();
         s
+    }
+
+    #[test]
+    fn a_change_to_sleep_in_the_day_becomes_a_rest() {
+        let bed = "Eddy Lin should change his plan to go to bed before 7 pm.";
+        assert_eq!(
+            rest_instead_of_sleep("Eddy Lin", bed, 18 * 60 + 15).as_deref(),
+            Some("Eddy Lin sits down and rests for a while.")
+        );
+        assert_eq!(rest_instead_of_sleep("Eddy Lin", bed, 21 * 60 + 30), None);
+        assert_eq!(rest_instead_of_sleep("Eddy Lin", bed, 6 * 60 + 30), None);
+        let nap = "Eddy Lin should take a short nap on the sofa.";
+        assert_eq!(rest_instead_of_sleep("Eddy Lin", nap, 15 * 60), None);
+        assert!(is_sleep("Go to bed.") && is_sleep("sleep in his bedroom"));
+        assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
     }
 
     fn change(suggestion: &str, lines: &[(u32, &str)]) -> PlanChange {

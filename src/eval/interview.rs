@@ -182,9 +182,7 @@ pub fn interview(
             g.sampling = Sampling::greedy();
             g.constrain(
                 &table,
-                ConstraintSpec::Line {
-                    max_chars: ANSWER_CHARS,
-                },
+                ConstraintSpec::line(ANSWER_CHARS).in_letters(snapshot.world.letters()),
             );
             Request::Generate(g)
         })

@@ -99,10 +99,7 @@ pub fn detect(http: &Http, model: &str) -> Result<ConstraintMethod, CallError> {
 fn probe(http: &Http, model: &str, method: ConstraintMethod) -> Result<(), CallError> {
     let specs = [
         ConstraintSpec::Emoji { count: 1 },
-        ConstraintSpec::Plan {
-            times: PlanTimes::Fixed(vec![420]),
-            max_activity_chars: 12,
-        },
+        ConstraintSpec::plan(PlanTimes::Fixed(vec![420]), 12),
     ];
     for spec in specs {
         let mut body = json!({

@@ -21,6 +21,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::agent::plan::is_sleep;
+use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
@@ -90,61 +92,14 @@ pub struct QualityReport {
     pub clean_utterances: Share,
 }
 
-/// The script a character belongs to, for the letters that matter here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Script {
-    Latin,
-    Han,
-    Hangul,
-    Kana,
-    Cyrillic,
-    Other,
-}
-
-fn script_of(c: char) -> Option<Script> {
-    if !c.is_alphabetic() {
-        return None;
-    }
-    Some(match c as u32 {
-        0x41..=0x24F | 0x1E00..=0x1EFF => Script::Latin,
-        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => Script::Han,
-        0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F => Script::Hangul,
-        0x3040..=0x30FF => Script::Kana,
-        0x400..=0x4FF => Script::Cyrillic,
-        _ => Script::Other,
-    })
-}
-
-/// The most common script of the letters of `texts`.
-fn main_script<'a>(texts: impl Iterator<Item = &'a str>) -> Script {
-    let mut counts = std::collections::BTreeMap::new();
-    for c in texts.flat_map(str::chars).filter_map(script_of) {
-        *counts.entry(c).or_insert(0usize) += 1;
-    }
-    counts
-        .into_iter()
-        .max_by_key(|&(_, n)| n)
-        .map_or(Script::Latin, |(s, _)| s)
-}
-
 /// Whether at least 90% of `text`'s letters are in `script` (text without letters passes),
 /// and, in a world written in an alphabet, none is a Chinese, Japanese or Korean character:
 /// "filling prescriptions at the柜台" is one foreign word among forty letters, and wrong.
 fn in_script(text: &str, script: Script) -> bool {
     let letters: Vec<Script> = text.chars().filter_map(script_of).collect();
-    let east_asian = |s: &Script| matches!(s, Script::Han | Script::Hangul | Script::Kana);
     let mostly = letters.iter().filter(|&&s| s == script).count() * 10 >= letters.len() * 9;
-    let foreign_cjk = !east_asian(&script) && letters.iter().any(east_asian);
+    let foreign_cjk = !Letters::for_script(script).allows_all(text);
     letters.is_empty() || (mostly && !foreign_cjk)
-}
-
-/// Whether an activity is sleeping or going to bed (not a nap).
-pub fn is_sleep(activity: &str) -> bool {
-    let a = activity.to_lowercase();
-    !a.contains("nap")
-        && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
-            .iter()
-            .any(|w| a.contains(w))
 }
 
 /// Whether an activity starts the day: waking up, getting out of bed, breakfast.
@@ -212,12 +167,7 @@ pub fn quality(
     embedder: Option<&mut dyn TextEmbedder>,
 ) -> QualityReport {
     let names: Vec<String> = world.agents.iter().map(|a| a.name.clone()).collect();
-    let script = main_script(
-        world
-            .agents
-            .iter()
-            .flat_map(|a| a.example_day_plan.iter().map(String::as_str)),
-    );
+    let script = world.script();
     let mut r = QualityReport::default();
     // Each distinct day plan once per agent.
     let mut plans_seen: BTreeSet<(String, String)> = BTreeSet::new();
@@ -342,6 +292,7 @@ mod tests {
 
     #[test]
     fn scripts_are_told_apart() {
+        use crate::formats::script::main_script;
         assert!(in_script("eat breakfast with the family", Script::Latin));
         assert!(in_script("café au lait", Script::Latin));
         assert!(!in_script("行停！", Script::Latin));
@@ -356,14 +307,6 @@ mod tests {
             main_script(["吃早饭", "去学校 school"].into_iter()),
             Script::Han
         );
-    }
-
-    #[test]
-    fn sleep_and_naps() {
-        assert!(is_sleep("Go to bed."));
-        assert!(is_sleep("sleep in his bedroom"));
-        assert!(!is_sleep("take a nap on the sofa"));
-        assert!(!is_sleep("make the bed"));
     }
 
     #[test]

@@ -164,6 +164,7 @@ impl Sim {
                 port,
                 Box::pin(async move {
                     let mind = Mind::new(&spec.name, p, engine, table, date, minutes)
+                        .with_letters(world.letters())
                         .with_embedder(embedder)
                         .with_yes_threshold(yes_threshold)
                         .with_change_threshold(change_threshold);
@@ -376,6 +377,7 @@ impl Sim {
         let seed = self.state.seed;
         let s = self.state.step;
         let agents = &self.state.agents;
+        let letters = self.world.letters();
         let mut tasks: Tasks<'_, Option<Conversation>> = Vec::new();
         for &(i, j) in &pairs {
             let port = Port::new(key_of(&[seed, s, i as u64, j as u64, 3]));
@@ -393,7 +395,8 @@ impl Sim {
             tasks.push((
                 port,
                 Box::pin(async move {
-                    let mind = Mind::new(&name, p, engine, table, date, minutes);
+                    let mind =
+                        Mind::new(&name, p, engine, table, date, minutes).with_letters(letters);
                     let c = converse(&mind, &a, &b).await;
                     (c, mind.take_fallbacks())
                 }),
@@ -535,6 +538,7 @@ impl Sim {
         let s = self.state.step;
         let config = sim_reflection_config();
         let config = &config;
+        let letters = self.world.letters();
         let mut who = Vec::new();
         let mut tasks: Tasks<'_, Reflection> = Vec::new();
         for (i, (agent, memory)) in self
@@ -555,7 +559,8 @@ impl Sim {
             tasks.push((
                 port,
                 Box::pin(async move {
-                    let mind = Mind::new(&name, p, engine, table, date, minutes);
+                    let mind =
+                        Mind::new(&name, p, engine, table, date, minutes).with_letters(letters);
                     let r = reflect(&mind, memory, embedder, &name, now, config).await;
                     (r, mind.take_fallbacks())
                 }),

@@ -28,6 +28,7 @@ pub use error::{Problem, WorldError};
 pub use location::{display_path, parse_path, LocationNode, LocationTree};
 pub use needs::{need_state_phrase, Decay, Need, Needs, YesThresholds, NEED_MAX};
 
+use crate::formats::script::{main_script, Letters, Script};
 use chrono::NaiveDate;
 use std::path::Path;
 
@@ -136,6 +137,21 @@ impl World {
         let raw: schema::RawWorld =
             toml::from_str(text).map_err(|e| invalid(vec![toml_problem(text, &e)]))?;
         validate::check(raw, text).map_err(invalid)
+    }
+
+    /// The main script of the world, as its agents' example day plans are written.
+    pub fn script(&self) -> Script {
+        main_script(
+            self.agents
+                .iter()
+                .flat_map(|a| a.example_day_plan.iter().map(String::as_str)),
+        )
+    }
+
+    /// The letters its agents' generated text may use: no Chinese, Japanese or Korean in a
+    /// world written in an alphabet.
+    pub fn letters(&self) -> Letters {
+        Letters::for_script(self.script())
     }
 
     /// The day (0-based) and minutes after midnight of step `step` (0-based).

@@ -1,6 +1,8 @@
 //! Marks on a level's options that weigh the walk's decision: which are other agents' rooms,
 //! which the activity names, and which holds the agent now.
 
+use std::collections::BTreeSet;
+
 use crate::world::World;
 
 use super::child;
@@ -38,7 +40,8 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// the name of one of its parts, as whole words in any case, a leading "The" left out and a
 /// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
 /// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
-/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it).
+/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it). A
+/// part that several options hold (a kitchen in two buildings) names none of them.
 pub fn named_places(
     world: &World,
     name: &str,
@@ -71,19 +74,32 @@ pub fn named_places(
         .find(|a| a.name == name)
         .and_then(|a| a.home())
         .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
-    options
+    // The parts each option holds that the activity names.
+    let leaves = world.locations.leaves();
+    let parts: Vec<BTreeSet<String>> = options
         .iter()
         .map(|o| {
             let p = child(parent, o);
+            leaves
+                .iter()
+                .filter(|l| l.len() > p.len() && l.starts_with(&p))
+                .flat_map(|l| l[p.len()..].iter())
+                .filter(|part| names_place(part))
+                .map(|part| part.to_lowercase())
+                .collect()
+        })
+        .collect();
+    // A part that two options hold ("the kitchen" of two flats and a restaurant) names none
+    // of them: it says which room, not which building.
+    let shared = |part: &String| parts.iter().filter(|ps| ps.contains(part)).count() > 1;
+    options
+        .iter()
+        .zip(&parts)
+        .map(|(o, parts)| {
+            let p = child(parent, o);
             home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
                 || names_place(o)
-                || world
-                    .locations
-                    .leaves()
-                    .into_iter()
-                    .filter(|l| l.len() > p.len() && l.starts_with(&p))
-                    .flat_map(|l| l[p.len()..].to_vec())
-                    .any(|part| names_place(&part))
+                || parts.iter().any(|part| !shared(part))
         })
         .collect()
 }
@@ -172,5 +188,32 @@ mod tests {
         );
         assert_eq!(named("John Lin", "relax at home", &house).len(), 5);
         assert!(named("John Lin", "leave home for work", &[]).is_empty());
+    }
+
+    #[test]
+    fn a_room_that_several_buildings_have_names_none_of_them() {
+        let world = World::parse(
+            include_str!("../../../worlds/friends.toml"),
+            std::path::Path::new("worlds/friends.toml"),
+        )
+        .unwrap();
+        let top = options(&world, &[]);
+        let named = |activity: &str, parent: &[String]| -> Vec<String> {
+            let opts = options(&world, parent);
+            named_places(&world, "Rachel Green", activity, parent, &opts)
+                .into_iter()
+                .zip(&opts)
+                .filter(|(n, _)| *n)
+                .map(|(_, o)| o.to_string())
+                .collect()
+        };
+        assert!(top.len() >= 4, "{top:?}");
+        // Two flats and a restaurant have a kitchen: the line names no building...
+        assert!(named("Rachel walks to the kitchen and grabs a cup", &[]).is_empty());
+        // ...but in a flat it names the room.
+        let flat = vec!["Monica's apartment".to_string()];
+        assert_eq!(named("walk to the kitchen", &flat), ["Kitchen"]);
+        // A room only one building has still names it.
+        assert_eq!(named("sit in the bridal suite", &[]).len(), 1);
     }
 }

@@ -10,8 +10,9 @@
 use std::fmt::Write;
 
 use super::time::{format_time, quarters_between};
-use super::{ConstraintSpec, PlanTimes};
+use super::{ConstraintSpec, Letters, PlanTimes};
 use crate::formats::emoji::{EMOJI, VS16};
+use crate::formats::script::EAST_ASIAN;
 
 /// Code points a free text may not contain (`is_text_char`): controls, the line and
 /// paragraph separators, and U+FFFD.
@@ -85,11 +86,34 @@ fn push_code(s: &mut String, c: u32) {
     };
 }
 
+/// `ranges` and, for text in an alphabet, the Chinese, Japanese and Korean blocks: the code
+/// points a text among `letters` may not use.
+fn excluded(ranges: &[(u32, u32)], letters: Letters) -> Vec<(u32, u32)> {
+    let mut out = ranges.to_vec();
+    if !letters.is_any() {
+        out.extend_from_slice(EAST_ASIAN);
+    }
+    out
+}
+
+/// [`LETTERS`] that text among `letters` may use.
+fn first_letters(letters: Letters) -> Vec<(u32, u32)> {
+    LETTERS
+        .iter()
+        .copied()
+        .filter(|&(lo, _)| letters.allows(char::from_u32(lo).unwrap_or(' ')))
+        .collect()
+}
+
 /// Rules for a free text of `1..=max` characters named `name` (first character from
-/// `first`).
-fn text_rules(out: &mut String, name: &str, first: &str, max: usize) {
+/// `first`, the others any text character among `letters`).
+fn text_rules(out: &mut String, name: &str, first: &str, max: usize, letters: Letters) {
     let _ = writeln!(out, "{name}-first ::= {first}");
-    let _ = writeln!(out, "{name}-char ::= {}", class(NOT_TEXT, true));
+    let _ = writeln!(
+        out,
+        "{name}-char ::= {}",
+        class(&excluded(NOT_TEXT, letters), true)
+    );
     match max {
         0 | 1 => {
             let _ = writeln!(out, "{name} ::= {name}-first");
@@ -106,9 +130,10 @@ impl ConstraintSpec {
     pub fn gbnf(&self) -> String {
         let mut g = String::new();
         match self {
-            Self::Line { max_chars } => {
+            Self::Line { max_chars, letters } => {
                 g.push_str("root ::= text \"\\n\"?\n");
-                text_rules(&mut g, "text", &class(NOT_TEXT_START, true), *max_chars);
+                let first = class(&excluded(NOT_TEXT_START, *letters), true);
+                text_rules(&mut g, "text", &first, *max_chars, *letters);
             }
             Self::Emoji { count } => {
                 let _ = writeln!(g, "root ::= {}", sequence(vec!["emoji".into(); *count]));
@@ -122,6 +147,7 @@ impl ConstraintSpec {
             Self::Plan {
                 times,
                 max_activity_chars,
+                letters,
             } => {
                 match times {
                     PlanTimes::Fixed(t) => {
@@ -138,7 +164,8 @@ impl ConstraintSpec {
                         max_lines,
                     } => increasing(&mut g, *after, *last, *min_lines, *max_lines),
                 }
-                text_rules(&mut g, "act", &class(LETTERS, false), *max_activity_chars);
+                let first = class(&first_letters(*letters), false);
+                text_rules(&mut g, "act", &first, *max_activity_chars, *letters);
             }
         }
         g
@@ -210,6 +237,7 @@ fn class_literal(c: char) -> String {
 mod tests {
     use super::super::{is_text_char, is_text_start};
     use super::*;
+    use crate::formats::script::is_east_asian;
 
     fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
         ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
@@ -229,49 +257,70 @@ mod tests {
         }
     }
 
+    /// In an alphabet the classes leave out exactly what the machines leave out.
+    #[test]
+    fn alphabet_classes_match_the_machines() {
+        let a = Letters::Alphabet;
+        let (text, start) = (excluded(NOT_TEXT, a), excluded(NOT_TEXT_START, a));
+        let first = first_letters(a);
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let u = c as u32;
+            assert_eq!(
+                !in_ranges(&text, u),
+                is_text_char(c) && a.allows(c),
+                "{u:#X}"
+            );
+            assert_eq!(
+                !in_ranges(&start, u),
+                is_text_start(c) && a.allows(c),
+                "{u:#X}"
+            );
+            if in_ranges(&first, u) {
+                assert!(c.is_alphabetic() && !is_east_asian(c), "{u:#X}");
+            }
+        }
+        assert!(in_ranges(&first, 'a' as u32) && in_ranges(&first, 'ж' as u32));
+        let g = ConstraintSpec::line(10).in_letters(a).gbnf();
+        assert!(g.contains("\\u2E80-\\u9FFF"), "{g}");
+        assert!(!ConstraintSpec::line(10).gbnf().contains("\\u2E80"));
+    }
+
     #[test]
     fn grammars_name_their_pieces() {
-        let line = ConstraintSpec::Line { max_chars: 80 }.gbnf();
+        let line = ConstraintSpec::line(80).gbnf();
         assert!(line.starts_with("root ::= text \"\\n\"?\n"), "{line}");
         assert!(
             line.contains("text ::= text-first text-char{0,79}"),
             "{line}"
         );
         assert!(line.contains("text-char ::= [^\\x00-\\x1F\\x7F-\\x9F\\u2028-\\u2029\\uFFFD]"));
-        let long = ConstraintSpec::Line { max_chars: 4096 }.gbnf();
+        let long = ConstraintSpec::line(4096).gbnf();
         assert!(long.contains("text-char{0,1998}"), "{long}");
         assert!(ConstraintSpec::Emoji { count: 0 }
             .gbnf()
             .starts_with("root ::= \"\"\n"));
-        let none = ConstraintSpec::Plan {
-            times: PlanTimes::Fixed(Vec::new()),
-            max_activity_chars: 5,
-        };
+        let none = ConstraintSpec::plan(PlanTimes::Fixed(Vec::new()), 5);
         assert!(none.gbnf().starts_with("root ::= \"\"\n"));
-        let one = ConstraintSpec::Line { max_chars: 1 }.gbnf();
+        let one = ConstraintSpec::line(1).gbnf();
         assert!(one.contains("text ::= text-first\n"), "{one}");
         let e = ConstraintSpec::Emoji { count: 2 }.gbnf();
         assert!(e.starts_with("root ::= emoji emoji\n"), "{e}");
         assert!(e.contains("\\U0001F5FA-\\U0001F64F"), "{e}");
         assert!(e.contains("\"\\uFE0F\"?"), "{e}");
-        let fixed = ConstraintSpec::Plan {
-            times: PlanTimes::Fixed(vec![420, 487]),
-            max_activity_chars: 30,
-        }
-        .gbnf();
+        let fixed = ConstraintSpec::plan(PlanTimes::Fixed(vec![420, 487]), 30).gbnf();
         assert!(
             fixed.starts_with("root ::= \"07:00 am: \" act \"\\n\" \"08:00 am: \" act \"\\n\"\n"),
             "{fixed}"
         );
-        let day = ConstraintSpec::Plan {
-            times: PlanTimes::Increasing {
+        let day = ConstraintSpec::plan(
+            PlanTimes::Increasing {
                 after: Some(360),
                 last: 420,
                 min_lines: 1,
                 max_lines: 3,
             },
-            max_activity_chars: 30,
-        }
+            30,
+        )
         .gbnf();
         // Quarters 25..=28 (06:15 to 07:00 am), one to three lines.
         for rule in [

@@ -30,6 +30,8 @@ pub use plan::{parse_plan, plan, PlanMachine, PlanTimes};
 pub use spec::ConstraintSpec;
 pub use table::TokenTable;
 
+pub use crate::formats::script::Letters;
+
 /// A character-level acceptor. Cheap to clone (small state).
 ///
 /// Contract: a state that [`must_end`](Self::must_end) should also [`can_end`](Self::can_end);
@@ -88,13 +90,15 @@ pub trait CharMachine: Clone + Send + 'static {
 }
 
 /// A run of free text: `chars` characters written of at most `max_chars`; every character
-/// printable (no control characters), the first not a space.
+/// printable (no control characters) and among `letters`, the first not a space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TextRun {
     /// Characters of the run written so far.
     pub chars: usize,
     /// The most characters the run may have.
     pub max_chars: usize,
+    /// The characters the run may use beyond the text rules.
+    pub letters: Letters,
 }
 
 /// Characters allowed in free text: anything printable (any script, digits, punctuation,
@@ -115,11 +119,16 @@ pub(crate) fn newline(s: &str) -> usize {
 
 /// The length in characters of a free text of `chars` characters (at most `max`) after
 /// `more` (which holds no `'\n'`), or `None` if `more` breaks the rules: the first character
-/// of the text not a space, all characters text characters.
-pub(crate) fn extend_text(mut chars: usize, max: usize, more: &str) -> Option<usize> {
+/// of the text not a space, all characters text characters among `letters`.
+pub(crate) fn extend_text(
+    mut chars: usize,
+    max: usize,
+    more: &str,
+    letters: Letters,
+) -> Option<usize> {
     let bytes = more.as_bytes();
     if bytes.is_ascii() {
-        // Fast path: ASCII whitespace other than ' ' is control.
+        // Fast path: ASCII whitespace other than ' ' is control; ASCII is in every script.
         let fits = chars + bytes.len() <= max;
         let starts_ok = chars > 0 || bytes.first() != Some(&b' ');
         let printable = bytes.iter().all(|&b| b >= 0x20 && b != 0x7F);
@@ -131,7 +140,7 @@ pub(crate) fn extend_text(mut chars: usize, max: usize, more: &str) -> Option<us
         } else {
             is_text_char(c)
         };
-        if !ok || chars >= max {
+        if !ok || !letters.allows(c) || chars >= max {
             return None;
         }
         chars += 1;

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use super::time::{candidates, format_time, quarter_of, quarters_between, TIME_LEN};
-use super::{extend_text, newline, CharMachine, TextRun};
+use super::{extend_text, newline, CharMachine, Letters, TextRun};
 use crate::formats::clock::split_plan_line;
+use crate::formats::script::all_east_asian;
 
 /// Which times the lines of a plan carry (minutes after midnight).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -70,6 +71,7 @@ struct St {
 pub struct PlanMachine {
     spec: Arc<Spec>,
     max_chars: usize,
+    letters: Letters,
     st: St,
 }
 
@@ -93,6 +95,7 @@ pub fn plan(times: PlanTimes, max_activity_chars: usize) -> PlanMachine {
     let machine = PlanMachine {
         spec: Arc::new(spec),
         max_chars: max_activity_chars.max(1),
+        letters: Letters::Any,
         st: St {
             lines: 0,
             prev: None,
@@ -104,6 +107,11 @@ pub fn plan(times: PlanTimes, max_activity_chars: usize) -> PlanMachine {
 }
 
 impl PlanMachine {
+    /// The same machine with activities taking only `letters`.
+    pub fn with_letters(self, letters: Letters) -> Self {
+        Self { letters, ..self }
+    }
+
     /// Lines completed so far.
     pub fn lines(&self) -> usize {
         self.st.lines
@@ -196,7 +204,12 @@ impl PlanMachine {
             // with more times ("10:00 am: 11:00 am: ...") or list numbers.
             Phase::Activity { chars: 0 } if !c.is_alphabetic() => return None,
             Phase::Activity { chars } => Phase::Activity {
-                chars: extend_text(chars, self.max_chars, c.encode_utf8(&mut [0; 4]))?,
+                chars: extend_text(
+                    chars,
+                    self.max_chars,
+                    c.encode_utf8(&mut [0; 4]),
+                    self.letters,
+                )?,
             },
             Phase::Start | Phase::Done => return None,
         };
@@ -210,6 +223,7 @@ impl CharMachine for PlanMachine {
         Some(Self {
             spec: self.spec.clone(),
             max_chars: self.max_chars,
+            letters: self.letters,
             st,
         })
     }
@@ -236,7 +250,7 @@ impl CharMachine for PlanMachine {
                 if chars == 0 && text.chars().next().is_some_and(|c| !c.is_alphabetic()) {
                     return false;
                 }
-                match extend_text(chars, self.max_chars, text) {
+                match extend_text(chars, self.max_chars, text, self.letters) {
                     Some(chars) => st.phase = Phase::Activity { chars },
                     None => return false,
                 }
@@ -260,6 +274,7 @@ impl CharMachine for PlanMachine {
             Phase::Activity { chars } if chars > 0 => Some(TextRun {
                 chars,
                 max_chars: self.max_chars,
+                letters: self.letters,
             }),
             _ => None,
         }
@@ -280,12 +295,13 @@ impl CharMachine for PlanMachine {
         }
     }
 
-    fn accepts_any(&self, lo: char, _hi: char) -> bool {
+    fn accepts_any(&self, lo: char, hi: char) -> bool {
         // Times are ASCII; every range a partial multi-byte character spans holds printable,
         // non-space characters. The first character of an activity (a letter) must come
         // whole within a token, since a partial one might complete to a non-letter.
         !lo.is_ascii()
             && matches!(self.st.phase, Phase::Activity { chars } if chars > 0 && chars < self.max_chars)
+            && (self.letters.is_any() || !all_east_asian(lo, hi))
     }
 }
 
@@ -298,7 +314,8 @@ pub fn parse_plan(text: &str) -> Vec<(u32, String)> {
         .filter_map(|line| {
             let line = line.strip_suffix('\r').unwrap_or(line);
             let (minutes, activity) = split_plan_line(line).filter(|(m, _)| m % 15 == 0)?;
-            let ok = !activity.is_empty() && extend_text(0, usize::MAX, activity).is_some();
+            let ok = !activity.is_empty()
+                && extend_text(0, usize::MAX, activity, Letters::Any).is_some();
             ok.then(|| (minutes, activity.trim_end().to_string()))
         })
         .collect()

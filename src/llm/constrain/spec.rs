@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use super::super::request::TokenConstraint;
-use super::{emoji, line, plan, CharMachine, Constrained, PlanTimes, TokenTable};
+use super::{emoji, line, plan, CharMachine, Constrained, Letters, PlanTimes, TokenTable};
 
 /// Largest sizes a spec may ask for (a spec from a client is checked against them).
 const MAX_CHARS: usize = 4096;
@@ -18,27 +18,64 @@ const MAX_LINES: usize = 96;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ConstraintSpec {
-    /// One line of at most `max_chars` characters ([`line()`]).
-    Line { max_chars: usize },
+    /// One line of at most `max_chars` characters among `letters` ([`line()`]).
+    Line {
+        max_chars: usize,
+        #[serde(default, skip_serializing_if = "Letters::is_any")]
+        letters: Letters,
+    },
     /// Exactly `count` emoji ([`emoji`]).
     Emoji { count: usize },
-    /// Plan lines `"hh:mm am: activity"` ([`plan`]).
+    /// Plan lines `"hh:mm am: activity"`, activities among `letters` ([`plan`]).
     Plan {
         times: PlanTimes,
         max_activity_chars: usize,
+        #[serde(default, skip_serializing_if = "Letters::is_any")]
+        letters: Letters,
     },
 }
 
 impl ConstraintSpec {
+    /// One line of at most `max_chars` characters, any letters.
+    pub fn line(max_chars: usize) -> Self {
+        Self::Line {
+            max_chars,
+            letters: Letters::Any,
+        }
+    }
+
+    /// Plan lines at `times` with activities of at most `max_activity_chars`, any letters.
+    pub fn plan(times: PlanTimes, max_activity_chars: usize) -> Self {
+        Self::Plan {
+            times,
+            max_activity_chars,
+            letters: Letters::Any,
+        }
+    }
+
+    /// The same spec with its free text taking only `letters` (emoji are not text).
+    pub fn in_letters(mut self, only: Letters) -> Self {
+        if let Self::Line { letters, .. } | Self::Plan { letters, .. } = &mut self {
+            *letters = only;
+        }
+        self
+    }
+
     /// The engine's token mask for this spec over `table`.
     pub fn constraint(&self, table: &Arc<TokenTable>) -> Arc<Mutex<dyn TokenConstraint>> {
         match self {
-            Self::Line { max_chars } => Constrained::shared(table.clone(), line(*max_chars)),
+            Self::Line { max_chars, letters } => {
+                Constrained::shared(table.clone(), line(*max_chars).with_letters(*letters))
+            }
             Self::Emoji { count } => Constrained::shared(table.clone(), emoji(*count)),
             Self::Plan {
                 times,
                 max_activity_chars,
-            } => Constrained::shared(table.clone(), plan(times.clone(), *max_activity_chars)),
+                letters,
+            } => Constrained::shared(
+                table.clone(),
+                plan(times.clone(), *max_activity_chars).with_letters(*letters),
+            ),
         }
     }
 
@@ -57,12 +94,18 @@ impl ConstraintSpec {
     /// The machine fed `text`: the bytes it accepts, and whether it may end there.
     fn walk(&self, text: &str) -> (usize, bool) {
         match self {
-            Self::Line { max_chars } => walk(line(*max_chars), text),
+            Self::Line { max_chars, letters } => {
+                walk(line(*max_chars).with_letters(*letters), text)
+            }
             Self::Emoji { count } => walk(emoji(*count), text),
             Self::Plan {
                 times,
                 max_activity_chars,
-            } => walk(plan(times.clone(), *max_activity_chars), text),
+                letters,
+            } => walk(
+                plan(times.clone(), *max_activity_chars).with_letters(*letters),
+                text,
+            ),
         }
     }
 
@@ -76,11 +119,12 @@ impl ConstraintSpec {
             }
         };
         match self {
-            Self::Line { max_chars } => check("max_chars", *max_chars, MAX_CHARS),
+            Self::Line { max_chars, .. } => check("max_chars", *max_chars, MAX_CHARS),
             Self::Emoji { count } => check("count", *count, MAX_EMOJI),
             Self::Plan {
                 times,
                 max_activity_chars,
+                ..
             } => {
                 check("max_activity_chars", *max_activity_chars, MAX_CHARS)?;
                 match times {
@@ -121,40 +165,37 @@ mod tests {
     use super::*;
 
     fn day() -> ConstraintSpec {
-        ConstraintSpec::Plan {
-            times: PlanTimes::Increasing {
+        ConstraintSpec::plan(
+            PlanTimes::Increasing {
                 after: Some(360),
                 last: 1320,
                 min_lines: 2,
                 max_lines: 4,
             },
-            max_activity_chars: 20,
-        }
+            20,
+        )
     }
 
     #[test]
     fn specs_travel_as_json() {
         for spec in [
-            ConstraintSpec::Line { max_chars: 80 },
+            ConstraintSpec::line(80),
             ConstraintSpec::Emoji { count: 2 },
             day(),
-            ConstraintSpec::Plan {
-                times: PlanTimes::Fixed(vec![420, 480]),
-                max_activity_chars: 40,
-            },
+            ConstraintSpec::plan(PlanTimes::Fixed(vec![420, 480]), 40),
         ] {
             let json = serde_json::to_string(&spec).unwrap();
             assert_eq!(serde_json::from_str::<ConstraintSpec>(&json).unwrap(), spec);
         }
         let v: ConstraintSpec =
             serde_json::from_str(r#"{"kind": "line", "max_chars": 12}"#).unwrap();
-        assert_eq!(v, ConstraintSpec::Line { max_chars: 12 });
+        assert_eq!(v, ConstraintSpec::line(12));
         assert!(serde_json::from_str::<ConstraintSpec>(r#"{"kind": "regex"}"#).is_err());
     }
 
     #[test]
     fn accepted_prefixes_stop_where_the_machine_does() {
-        let l = ConstraintSpec::Line { max_chars: 5 };
+        let l = ConstraintSpec::line(5);
         assert_eq!(l.accepted_prefix("hello world"), "hello");
         assert_eq!(l.accepted_prefix(" hi"), "");
         assert_eq!(l.accepted_prefix("hi\nthere"), "hi\n");
@@ -177,20 +218,41 @@ mod tests {
 
     #[test]
     fn outside_sizes_are_refused() {
-        assert!(ConstraintSpec::Line { max_chars: 5000 }.validate().is_err());
+        assert!(ConstraintSpec::line(5000).validate().is_err());
         assert!(ConstraintSpec::Emoji { count: 1000 }.validate().is_err());
         // What in-process takes (an empty plan, no emoji) a server takes too.
         assert!(ConstraintSpec::Emoji { count: 0 }.validate().is_ok());
-        let bad = ConstraintSpec::Plan {
-            times: PlanTimes::Increasing {
+        let bad = ConstraintSpec::plan(
+            PlanTimes::Increasing {
                 after: None,
                 last: 100,
                 min_lines: 5,
                 max_lines: 2,
             },
-            max_activity_chars: 10,
-        };
+            10,
+        );
         assert!(bad.validate().unwrap_err().contains("min_lines"));
         assert!(day().validate().is_ok());
+    }
+
+    #[test]
+    fn text_in_an_alphabet_refuses_chinese_japanese_and_korean() {
+        let l = ConstraintSpec::line(40).in_letters(Letters::Alphabet);
+        assert_eq!(l.accepted_prefix("at the柜台 now"), "at the");
+        assert_eq!(l.accepted_prefix("wait！"), "wait");
+        assert_eq!(l.accepted_prefix("café, naïve — ok"), "café, naïve — ok");
+        let any = ConstraintSpec::line(40);
+        assert_eq!(any.accepted_prefix("at the柜台"), "at the柜台");
+        let p = day().in_letters(Letters::Alphabet);
+        assert_eq!(
+            p.accepted_prefix("07:00 am: wake up\n08:00 am: 吃饭\n"),
+            "07:00 am: wake up\n08:00 am: "
+        );
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains(r#""letters":"alphabet""#), "{json}");
+        assert_eq!(serde_json::from_str::<ConstraintSpec>(&json).unwrap(), p);
+        assert!(!serde_json::to_string(&day()).unwrap().contains("letters"));
+        let e = ConstraintSpec::Emoji { count: 1 }.in_letters(Letters::Alphabet);
+        assert_eq!(e, ConstraintSpec::Emoji { count: 1 });
     }
 }

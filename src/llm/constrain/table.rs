@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::super::tokenizer::Tokenizer;
 use super::{is_text_char, is_text_start, TextRun};
+use crate::formats::script::is_east_asian;
 
 /// How the mask treats one token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +199,8 @@ pub(crate) struct TextInfo {
     pub printable: bool,
     /// The first character may start a text (not a space).
     pub starts: bool,
+    /// Some character is Chinese, Japanese or Korean ([`is_east_asian`]).
+    pub east_asian: bool,
 }
 
 impl TextInfo {
@@ -207,6 +210,7 @@ impl TextInfo {
             newline: s.contains('\n'),
             printable: s.chars().all(is_text_char),
             starts: s.chars().next().is_some_and(is_text_start),
+            east_asian: s.chars().any(is_east_asian),
         }
     }
 
@@ -214,6 +218,7 @@ impl TextInfo {
     pub(crate) fn fits(&self, run: TextRun) -> bool {
         self.printable
             && (run.chars > 0 || self.starts)
+            && (run.letters.is_any() || !self.east_asian)
             && run.chars + self.chars as usize <= run.max_chars
     }
 }

@@ -18,7 +18,7 @@ fn accepted<M: CharMachine>(m: &M, s: &str) -> bool {
     let fed = run(m, s).is_some();
     assert_eq!(fed, m.accepts(s), "accepts and feed disagree on {s:?}");
     if let Some(r) = m.text_run().filter(|_| !s.contains('\n')) {
-        let by_rules = super::extend_text(r.chars, r.max_chars, s).is_some();
+        let by_rules = super::extend_text(r.chars, r.max_chars, s, r.letters).is_some();
         assert_eq!(fed, by_rules, "the text run and feed disagree on {s:?}");
     }
     fed
@@ -92,6 +92,29 @@ fn line_machine() {
     let done = run(&m, "hi\n").unwrap();
     assert!(done.must_end() && done.can_end() && done.feed('x').is_none());
     assert!(accepted(&line(0), "x\n") && !accepted(&line(0), "xy"));
+}
+
+#[test]
+fn machines_in_an_alphabet_refuse_east_asian_characters() {
+    let m = line(20).with_letters(Letters::Alphabet);
+    for ok in ["Grüße, café!", "naïve — “yes”", "Привет", "ok 🙂"] {
+        assert!(accepted(&m, ok), "{ok:?}");
+    }
+    for bad in ["世界", "hi！", "at the柜台", "안녕", "カフェ", "a，b"] {
+        assert!(!accepted(&m, bad), "{bad:?}");
+        assert!(accepted(&line(20), bad), "{bad:?} with any letters");
+    }
+    let some = run(&m, "hi").unwrap();
+    // A partial character that can only become an ideograph (E4 ..) is refused; one that
+    // may become a Latin letter (C3 ..) or punctuation (E2 80 ..) is not.
+    assert!(!some.accepts_any('\u{4000}', '\u{4FFF}'));
+    assert!(some.accepts_any('\u{C0}', '\u{FF}') && some.accepts_any('\u{2000}', '\u{203F}'));
+    let p = plan(PlanTimes::Fixed(vec![360]), 20).with_letters(Letters::Alphabet);
+    assert!(accepted(&p, "06:00 am: wake up\n"));
+    assert!(!accepted(&p, "06:00 am: 起床\n"));
+    assert!(!accepted(&p, "06:00 am: wake up！\n"));
+    let act = run(&p, "06:00 am: w").unwrap();
+    assert!(!act.accepts_any('\u{4000}', '\u{4FFF}') && act.accepts_any('\u{C0}', '\u{FF}'));
 }
 
 #[test]

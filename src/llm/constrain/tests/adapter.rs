@@ -104,6 +104,24 @@ fn adapter_stops_only_where_the_machine_may_end() {
     assert_eq!(allowed(&mut c, &[], n), first);
 }
 
+#[test]
+fn in_an_alphabet_the_mask_drops_east_asian_tokens_and_their_first_bytes() {
+    let han = "世".as_bytes();
+    let (table, stop, _) = vocab(&[b"hi", "柜台".as_bytes(), " café".as_bytes(), &han[..2]]);
+    let n = table.len();
+    let t = |s: &[u8]| id_of(&table, s);
+    let mut any = Constrained::new(table.clone(), line(20));
+    let mut alpha = Constrained::new(table.clone(), line(20).with_letters(Letters::Alphabet));
+    let after = [t(b"hi")];
+    let (a, b) = (allowed(&mut any, &after, n), allowed(&mut alpha, &after, n));
+    for tok in [t("柜台".as_bytes()), t(&han[..2]), 0xE4] {
+        assert!(a.contains(&tok) && !b.contains(&tok), "{tok}");
+    }
+    for tok in [t(" café".as_bytes()), 0xC3, 0xE2, stop] {
+        assert!(b.contains(&tok), "{tok}");
+    }
+}
+
 /// A check of a complete output.
 type Check = Box<dyn Fn(&str) -> bool>;
 
