@@ -260,8 +260,8 @@ fn qwen2_in_an_alphabet_writes_no_chinese_japanese_or_korean() {
     let mut engine = Engine::load(&util::qwen2(), EngineOptions::default()).expect("load");
     let table = TokenTable::new(engine.tokenizer());
     let ask = "How do you write 'good morning' and 'pharmacy counter' in Chinese? One line.";
-    let plan_ask = "Write your plan for 7 am to 9 am, one line an hour, \
-                    each activity in Chinese characters.";
+    // "Write your plan from 7 to 9 am in Chinese, one line an hour."
+    let plan_ask = "用中文写你早上7点到9点的计划，每小时一行。";
     let times = || PlanTimes::Fixed(vec![420, 480, 540]);
     let requests: Vec<Request> = vec![
         request(&table, chat(PERSONA, ask), constrain::line(80), 60),
