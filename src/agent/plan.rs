@@ -298,11 +298,16 @@ pub async fn maybe_change_plan(
     };
     // The old lines are not shown: shown them, the 1.5B copied them and put the change
     // last (an exhausted agent kept writing and went to sleep "at 3 pm").
+    // The time of day and "what comes before is already done", as the 15-minute plans have
+    // them: told only the time, the 1.5B had a rested Eddy Lin "eat breakfast" at 6:30 pm and
+    // "wake up and get dressed" at 7 pm (a Lin day of session 21).
     let rewrite = format!(
-        "{name} has decided to change the plan: {suggestion}\nIt is {now}. Write what {name} \
-         does from now on, starting with this change, as short concrete actions.",
+        "{name} has decided to change the plan: {suggestion}\nIt is {now}, in the {part}; \
+         what comes before is already done. Write what {name} does from now on, starting with \
+         this change, as short concrete actions, each following on from the one before.",
         name = state.name,
         now = clock::format_time(mind.minutes),
+        part = part_of_day(mind.minutes),
     );
     let (lines, text) = mind
         .ask_plan(
@@ -355,6 +360,16 @@ fn urgent_needs(state: &AgentState, now: u32) -> (String, String) {
 /// Told "rest or sleep" at 7:15 pm, Eddy Lin went to bed and the rewritten lines had him
 /// "wake up and go to bed" every 15 minutes (a Lin day at 08dd1ec: no sleep in the day 0.969).
 pub const SLEEP_FROM_HOUR: u32 = 21;
+
+/// The part of the day at `minutes`: morning, afternoon, evening or night.
+pub fn part_of_day(minutes: u32) -> &'static str {
+    match minutes / 60 % 24 {
+        5..=11 => "morning",
+        12..=16 => "afternoon",
+        17..=20 => "evening",
+        _ => "night",
+    }
+}
 
 /// From this hour until [`SLEEP_FROM_HOUR`] a plan change does not send an agent to sleep.
 pub const DAY_FROM_HOUR: u32 = 8;
@@ -460,6 +475,8 @@ mod tests {
         let nap = "Eddy Lin should take a short nap on the sofa.";
         assert_eq!(rest_instead_of_sleep("Eddy Lin", nap, 15 * 60), None);
         assert!(is_sleep("Go to bed.") && is_sleep("sleep in his bedroom"));
+        let parts: Vec<_> = [6, 12, 18, 21, 2].map(|h| part_of_day(h * 60)).to_vec();
+        assert_eq!(parts, ["morning", "afternoon", "evening", "night", "night"]);
         assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
     }
 
