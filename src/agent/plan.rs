@@ -241,6 +241,11 @@ pub async fn maybe_change_plan(
     state: &AgentState,
     system: &str,
 ) -> Option<PlanChange> {
+    // Asleep at night, an agent does not reconsider the plan (John Lin, in bed since 9 pm,
+    // "wakes up, goes to bed immediately after waking up" at 10 pm in a day of session 21).
+    if is_bedtime(mind.minutes) && is_sleep(&state.activity) {
+        return None;
+    }
     let mut times = quarter_slots(world, mind.minutes);
     let next_hour = (mind.minutes / 60 + 1) * 60;
     if next_hour < world.day_end {
@@ -319,6 +324,7 @@ pub async fn maybe_change_plan(
         )
         .await;
     let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    let lines = stay_asleep(mind, &state.name, lines, &text);
     Some(PlanChange { suggestion, lines })
 }
 
@@ -383,11 +389,52 @@ pub fn is_sleep(activity: &str) -> bool {
             .any(|w| a.contains(w))
 }
 
+/// Whether `minutes` (of the day) is in the waking day, from [`DAY_FROM_HOUR`] to
+/// [`SLEEP_FROM_HOUR`].
+fn is_day(minutes: u32) -> bool {
+    (DAY_FROM_HOUR..SLEEP_FROM_HOUR).contains(&(minutes / 60))
+}
+
+/// Whether `minutes` (of the day) is from [`SLEEP_FROM_HOUR`] on.
+fn is_bedtime(minutes: u32) -> bool {
+    minutes / 60 >= SLEEP_FROM_HOUR
+}
+
+/// The rewritten `lines` with every line after going to bed at night asleep (a logged
+/// fallback when that changes one): the 1.5B sent John Lin to bed at 9 pm and had him wake
+/// up at 9:15 pm and walk to his shop (a day of session 21).
+fn stay_asleep(mind: &Mind<'_>, name: &str, lines: Vec<PlanLine>, text: &str) -> Vec<PlanLine> {
+    let (lines, woke) = asleep_after_bed(name, lines);
+    if woke > 0 {
+        mind.fallback(
+            "replan",
+            format!("{woke} lines awake after going to bed at night"),
+            text,
+            "asleep",
+        );
+    }
+    lines
+}
+
+/// [`stay_asleep`]'s rule: the lines, and how many were changed.
+fn asleep_after_bed(name: &str, mut lines: Vec<PlanLine>) -> (Vec<PlanLine>, usize) {
+    let mut in_bed = false;
+    let mut woke = 0;
+    for l in &mut lines {
+        if in_bed && !is_sleep(&l.activity) {
+            l.activity = format!("{name} is asleep.");
+            woke += 1;
+        }
+        in_bed |= is_bedtime(l.minutes) && is_sleep(&l.activity);
+    }
+    (lines, woke)
+}
+
 /// The rest to use instead of a plan change `suggestion` that sends `name` to sleep in the
 /// day (at `now`, minutes of the day, from [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`]).
 fn rest_instead_of_sleep(name: &str, suggestion: &str, now: u32) -> Option<String> {
-    let day = (DAY_FROM_HOUR..SLEEP_FROM_HOUR).contains(&(now / 60));
-    (day && is_sleep(suggestion)).then(|| format!("{name} sits down and rests for a while."))
+    (is_day(now) && is_sleep(suggestion))
+        .then(|| format!("{name} sits down and rests for a while."))
 }
 
 /// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
@@ -478,6 +525,36 @@ mod tests {
         let parts: Vec<_> = [6, 12, 18, 21, 2].map(|h| part_of_day(h * 60)).to_vec();
         assert_eq!(parts, ["morning", "afternoon", "evening", "night", "night"]);
         assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
+    }
+
+    #[test]
+    fn after_going_to_bed_at_night_the_rewrite_stays_asleep() {
+        let lines = |l: &[(u32, &str)]| -> Vec<PlanLine> {
+            l.iter().map(|&(m, a)| PlanLine::new(m, a)).collect()
+        };
+        let night = lines(&[
+            (1260, "John Lin goes to bed immediately."),
+            (1275, "John Lin wakes up and goes to the living room."),
+            (1290, "John Lin sleeps soundly."),
+            (1305, "John Lin walks to the market."),
+        ]);
+        let (out, woke) = asleep_after_bed("John Lin", night);
+        let acts: Vec<_> = out.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "John Lin goes to bed immediately.",
+                "John Lin is asleep.",
+                "John Lin sleeps soundly.",
+                "John Lin is asleep."
+            ]
+        );
+        assert_eq!(woke, 2);
+        // In the day and in the morning the rule does not apply.
+        let day = lines(&[(900, "go to sleep"), (915, "get up and work")]);
+        assert_eq!(asleep_after_bed("John Lin", day.clone()), (day, 0));
+        let morning = lines(&[(405, "asleep"), (420, "wake up and stretch")]);
+        assert_eq!(asleep_after_bed("John Lin", morning.clone()), (morning, 0));
     }
 
     fn change(suggestion: &str, lines: &[(u32, &str)]) -> PlanChange {
