@@ -400,34 +400,40 @@ fn is_bedtime(minutes: u32) -> bool {
     minutes / 60 >= SLEEP_FROM_HOUR
 }
 
-/// The rewritten `lines` with every line after going to bed at night asleep (a logged
-/// fallback when that changes one): the 1.5B sent John Lin to bed at 9 pm and had him wake
+/// The rewritten `lines` with every line after going to bed at night asleep and none
+/// asleep in the day (a logged fallback when that changes one): the 1.5B sent John Lin to bed at 9 pm and had him wake
 /// up at 9:15 pm and walk to his shop (a day of session 21).
 fn stay_asleep(mind: &Mind<'_>, name: &str, lines: Vec<PlanLine>, text: &str) -> Vec<PlanLine> {
     let (lines, woke) = asleep_after_bed(name, lines);
     if woke > 0 {
         mind.fallback(
             "replan",
-            format!("{woke} lines awake after going to bed at night"),
+            format!("{woke} lines asleep in the day or awake after going to bed at night"),
             text,
-            "asleep",
+            "a rest in the day, asleep at night",
         );
     }
     lines
 }
 
-/// [`stay_asleep`]'s rule: the lines, and how many were changed.
+/// [`stay_asleep`]'s rule, and the same for the day: a line that goes to sleep from
+/// [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`] rests instead (Monica Geller "goes to bed and
+/// sleeps for the night" at 5:30 pm in a Friends day of session 21). The lines, and how
+/// many were changed.
 fn asleep_after_bed(name: &str, mut lines: Vec<PlanLine>) -> (Vec<PlanLine>, usize) {
     let mut in_bed = false;
-    let mut woke = 0;
+    let mut changed = 0;
     for l in &mut lines {
         if in_bed && !is_sleep(&l.activity) {
             l.activity = format!("{name} is asleep.");
-            woke += 1;
+            changed += 1;
+        } else if is_day(l.minutes) && is_sleep(&l.activity) {
+            l.activity = format!("{name} rests for a while.");
+            changed += 1;
         }
         in_bed |= is_bedtime(l.minutes) && is_sleep(&l.activity);
     }
-    (lines, woke)
+    (lines, changed)
 }
 
 /// The rest to use instead of a plan change `suggestion` that sends `name` to sleep in the
@@ -550,9 +556,13 @@ mod tests {
             ]
         );
         assert_eq!(woke, 2);
-        // In the day and in the morning the rule does not apply.
-        let day = lines(&[(900, "go to sleep"), (915, "get up and work")]);
-        assert_eq!(asleep_after_bed("John Lin", day.clone()), (day, 0));
+        // In the day sleep becomes a rest; a nap stays a nap.
+        let day = lines(&[(1050, "goes to bed and sleeps"), (1065, "take a nap")]);
+        let (out, changed) = asleep_after_bed("Monica Geller", day);
+        assert_eq!(changed, 1);
+        assert_eq!(out[0].activity, "Monica Geller rests for a while.");
+        assert_eq!(out[1].activity, "take a nap");
+        // In the morning neither rule applies.
         let morning = lines(&[(405, "asleep"), (420, "wake up and stretch")]);
         assert_eq!(asleep_after_bed("John Lin", morning.clone()), (morning, 0));
     }

@@ -102,19 +102,21 @@ fn in_script(text: &str, script: Script) -> bool {
     letters.is_empty() || (mostly && !foreign_cjk)
 }
 
-/// Whether an activity starts the day: waking up, getting out of bed, breakfast.
+/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
+/// waking from a nap).
 pub fn starts_the_day(activity: &str) -> bool {
     let a = activity.to_lowercase();
-    [
-        "wake up",
-        "wakes up",
-        "waking up",
-        "get out of bed",
-        "gets out of bed",
-        "breakfast",
-    ]
-    .iter()
-    .any(|w| a.contains(w))
+    !a.contains("nap")
+        && [
+            "wake up",
+            "wakes up",
+            "waking up",
+            "get out of bed",
+            "gets out of bed",
+            "breakfast",
+        ]
+        .iter()
+        .any(|w| a.contains(w))
 }
 
 /// Whether an utterance carries a speaker label ("John Lin: ...", "Eddy:") or a stage
@@ -316,6 +318,9 @@ mod tests {
         assert!(starts_the_day("Make breakfast"));
         assert!(!starts_the_day("plan tomorrow's specials"));
         assert!(!starts_the_day("go to bed"));
+        assert!(!starts_the_day(
+            "Rachel Green wakes up from her nap and feels refreshed."
+        ));
     }
 
     #[test]
