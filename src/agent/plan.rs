@@ -495,6 +495,20 @@ pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
             h.activity = l.activity.clone();
         }
     }
+    // Gone to bed at night, the agent sleeps through the rest of the day plan too (John Lin,
+    // asleep from 9 pm by a change, "wakes up and gets ready for bed" at 11 pm by the old
+    // hourly line in a day of session 21).
+    if let Some(last) = change.lines.last() {
+        if is_bedtime(last.minutes) && is_sleep(&last.activity) {
+            for h in state
+                .hourly_plan
+                .iter_mut()
+                .filter(|h| h.minutes > last.minutes)
+            {
+                h.activity = format!("{} is asleep.", state.name);
+            }
+        }
+    }
     state.suggested_change = Some(change.suggestion.clone());
 }
 
@@ -565,6 +579,34 @@ mod tests {
         // In the morning neither rule applies.
         let morning = lines(&[(405, "asleep"), (420, "wake up and stretch")]);
         assert_eq!(asleep_after_bed("John Lin", morning.clone()), (morning, 0));
+    }
+
+    #[test]
+    fn gone_to_bed_at_night_the_rest_of_the_day_plan_sleeps() {
+        let mut s = state();
+        let bed = change(
+            "go to bed",
+            &[(1275, "go to bed"), (1320, "John Lin is asleep.")],
+        );
+        apply_change(&mut s, &bed, 1275);
+        let name = s.name.clone();
+        assert_eq!(
+            line_at(&s.hourly_plan, 1320).unwrap().activity,
+            format!("{name} is asleep.")
+        );
+        assert_eq!(
+            line_at(&s.hourly_plan, 1380).unwrap().activity,
+            format!("{name} is asleep.")
+        );
+        assert_eq!(line_at(&s.hourly_plan, 1200).unwrap().activity, "work");
+        // A change that ends awake leaves the later hours alone.
+        let mut s = state();
+        apply_change(
+            &mut s,
+            &change("read", &[(1275, "read"), (1320, "read")]),
+            1275,
+        );
+        assert_eq!(line_at(&s.hourly_plan, 1380).unwrap().activity, "work");
     }
 
     fn change(suggestion: &str, lines: &[(u32, &str)]) -> PlanChange {
