@@ -1,0 +1,243 @@
+//! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`) when
+//! the agent's emotion or needs call for one. Every plan is written under a constraint
+//! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
+//! if too few lines come back, a logged fallback fills the gaps.
+
+use crate::llm::constrain::PlanTimes;
+use crate::world::{clock, AgentSpec, World};
+
+use super::mind::Mind;
+use super::state::{line_at, plan_text, AgentState, PlanLine};
+
+/// Longest activity in a plan line, in characters.
+pub const ACTIVITY_CHARS: usize = 60;
+/// Lines of a day plan.
+pub const DAY_PLAN_LINES: (usize, usize) = (4, 12);
+
+/// Writes the day plan from the example day, the traits and description and today's events.
+pub async fn day_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    spec: &AgentSpec,
+    system: &str,
+) -> Vec<PlanLine> {
+    let mut q = format!(
+        "An example of a day of {}:\n{}\n",
+        spec.name,
+        spec.example_day_plan.join("\n")
+    );
+    for e in world.events_on(mind.date) {
+        q.push_str(&format!("Today: {e}\n"));
+    }
+    q.push_str(&format!(
+        "Write {}'s plan for today, {}, one activity per line as 'hh:mm am: activity', from {} on.",
+        spec.name,
+        clock::format_date(mind.date),
+        clock::format_time(world.day_start)
+    ));
+    // The example day's times anchor the plan (a small model picks poor times on its own);
+    // with too short an example the model picks increasing times itself.
+    let example = example_plan(spec, world);
+    let times = if example.len() >= DAY_PLAN_LINES.0 {
+        PlanTimes::Fixed(example.iter().map(|l| l.minutes).collect())
+    } else {
+        PlanTimes::Increasing {
+            after: world.day_start.checked_sub(world.step_minutes),
+            last: world.day_end.saturating_sub(world.step_minutes),
+            min_lines: DAY_PLAN_LINES.0,
+            max_lines: DAY_PLAN_LINES.1,
+        }
+    };
+    let (lines, text) = mind
+        .ask_plan("day_plan", system, &q, times, ACTIVITY_CHARS)
+        .await;
+    if lines.len() >= DAY_PLAN_LINES.0 {
+        return lines;
+    }
+    mind.fallback(
+        "day_plan",
+        format!("{} well-formed lines", lines.len()),
+        &text,
+        "the example day plan",
+    );
+    example
+}
+
+/// The example day plan as plan lines (validated by the world loader), within the day.
+pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
+    let mut out: Vec<PlanLine> = spec
+        .example_day_plan
+        .iter()
+        .filter_map(|l| clock::parse_plan_line(l))
+        .filter(|(m, _)| *m >= world.day_start && *m < world.day_end)
+        .map(|(m, a)| PlanLine::new(m, a))
+        .collect();
+    if out.is_empty() {
+        out.push(PlanLine::new(world.day_start, "go about the day"));
+    }
+    out
+}
+
+/// The hour starts of the day.
+pub fn hours(world: &World) -> Vec<u32> {
+    (world.day_start..world.day_end).step_by(60).collect()
+}
+
+/// Decomposes the day plan into one activity per hour.
+pub async fn hourly_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    spec: &AgentSpec,
+    system: &str,
+    day_plan: &[PlanLine],
+) -> Vec<PlanLine> {
+    let times = hours(world);
+    let outline = day_outline(&times, day_plan);
+    let q = format!(
+        "{}'s plan for today, hour by hour:\n{}\nRewrite this plan with one concrete activity for each hour.",
+        spec.name,
+        plan_text(&outline)
+    );
+    let (lines, text) = mind
+        .ask_plan(
+            "hourly_plan",
+            system,
+            &q,
+            PlanTimes::Fixed(times.clone()),
+            ACTIVITY_CHARS,
+        )
+        .await;
+    fill_fixed("hourly_plan", mind, &times, lines, &text, &outline)
+}
+
+/// What the sleeping hours before the day plan's first line say in the hourly outline.
+pub const ASLEEP: &str = "asleep";
+
+/// The day plan's activity at each of `times`; before its first line the agent is
+/// [`ASLEEP`] (not already doing the first line: that made agents wake up twice).
+pub fn day_outline(times: &[u32], day_plan: &[PlanLine]) -> Vec<PlanLine> {
+    times
+        .iter()
+        .map(|&t| {
+            let act = match line_at(day_plan, t) {
+                Some(l) => l.activity.as_str(),
+                None if day_plan.is_empty() => "go about the day",
+                None => ASLEEP,
+            };
+            PlanLine::new(t, act)
+        })
+        .collect()
+}
+
+/// Keeps the lines at `times`; any time without a line takes the activity the `outline`
+/// has at that time (a logged fallback).
+fn fill_fixed(
+    purpose: &str,
+    mind: &Mind<'_>,
+    times: &[u32],
+    lines: Vec<PlanLine>,
+    text: &str,
+    outline: &[PlanLine],
+) -> Vec<PlanLine> {
+    let mut out = Vec::with_capacity(times.len());
+    let mut missing = 0;
+    for &t in times {
+        match lines.iter().find(|l| l.minutes == t) {
+            Some(l) => out.push(l.clone()),
+            None => {
+                missing += 1;
+                let act = line_at(outline, t)
+                    .or(outline.first())
+                    .map_or("go about the day", |l| l.activity.as_str());
+                out.push(PlanLine::new(t, act));
+            }
+        }
+    }
+    if missing > 0 {
+        mind.fallback(
+            purpose,
+            format!("{missing} of {} lines missing", times.len()),
+            text,
+            "the activity of the coarser plan at those times",
+        );
+    }
+    out
+}
+
+/// The 15-minute slots from `from` to the end of its hour (and before the day ends).
+pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
+    let hour_end = (from / 60 + 1) * 60;
+    (from..hour_end.min(world.day_end))
+        .step_by(world.step_minutes as usize)
+        .collect()
+}
+
+/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities.
+pub async fn quarter_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Vec<PlanLine> {
+    let slots = quarter_slots(world, mind.minutes);
+    let hour = line_at(&state.hourly_plan, mind.minutes)
+        .map_or("go about the day".to_string(), |l| l.activity.clone());
+    // The hours around this one are enough context (and keep the prompt short).
+    let around: Vec<PlanLine> = state
+        .hourly_plan
+        .iter()
+        .filter(|l| l.minutes + 60 >= mind.minutes && l.minutes <= mind.minutes + 120)
+        .cloned()
+        .collect();
+    // The hour is named with its end and the earlier hours as done: without that, models
+    // restart the day ("wake up and get dressed") at every hour (seen on the 1.5B).
+    let end = slots
+        .last()
+        .map_or(mind.minutes, |&t| t + world.step_minutes);
+    let q = format!(
+        "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already done. \
+         From {now} to {end}, {name} will: {hour}. Break only this part of the day into {} steps \
+         of 15 minutes, all part of \"{hour}\": for each, the concrete thing {name} does then, as a \
+         short action (no durations, no explanations), each step different from the one before.",
+        plan_text(&around),
+        slots.len(),
+        name = state.name,
+        now = clock::format_time(mind.minutes),
+        end = clock::format_time(end),
+    );
+    let (lines, text) = mind
+        .ask_plan(
+            "15m_plan",
+            system,
+            &q,
+            PlanTimes::Fixed(slots.clone()),
+            ACTIVITY_CHARS,
+        )
+        .await;
+    let outline = [PlanLine::new(mind.minutes, hour)];
+    fill_fixed("15m_plan", mind, &slots, lines, &text, &outline)
+}
+mod change;
+
+pub use change::{
+    apply_change, change_question, change_threshold, is_sleep, maybe_change_plan, part_of_day,
+    PlanChange, DAY_FROM_HOUR, SLEEP_FROM_HOUR, URGENT_NEED,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outline_sleeps_before_the_day_plan_starts() {
+        let plan = [
+            PlanLine::new(7 * 60, "wake up"),
+            PlanLine::new(9 * 60, "work"),
+        ];
+        let outline = day_outline(&[360, 420, 480, 540], &plan);
+        let acts: Vec<_> = outline.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(acts, [ASLEEP, "wake up", "wake up", "work"]);
+        let empty = day_outline(&[360], &[]);
+        assert_eq!(empty[0].activity, "go about the day");
+    }
+}
