@@ -144,6 +144,7 @@ impl Sim {
 
         // 1. Every agent's step.
         let world = &self.world;
+        let letters = world.letters();
         let mut tasks: Tasks<'_, StepOutcome> = Vec::new();
         for (i, (agent, memory)) in self
             .state
@@ -164,7 +165,7 @@ impl Sim {
                 port,
                 Box::pin(async move {
                     let mind = Mind::new(&spec.name, p, engine, table, date, minutes)
-                        .with_letters(world.letters())
+                        .with_letters(letters)
                         .with_embedder(embedder)
                         .with_yes_threshold(yes_threshold)
                         .with_change_threshold(change_threshold);
