@@ -24,13 +24,16 @@ pub const PANEL_BLOCK: usize = PANEL * QK + PANEL * 4;
 /// Offset of the scales in a panel block.
 const D_AT: usize = PANEL * QK;
 
+/// Blocks ahead of the one being multiplied whose bytes are asked for early (about 4.5 KB).
+const AHEAD: usize = 8;
+
 /// Activation rows whose accumulators stay in registers together.
 const ROW_TILE: usize = 8;
 
 /// Repacks `rows × nb` Q8_0 blocks (row-major) into panels of 16 rows.
 pub fn repack(blocks: &[BlockQ8], rows: usize, nb: usize) -> Vec<u8> {
     let panels = rows.div_ceil(PANEL);
-    let mut out = vec![0u8; panels * nb * PANEL_BLOCK];
+    let mut out = crate::llm::kernels::zeroed_weights(panels * nb * PANEL_BLOCK);
     // Panels in parallel: the 1.5B's embedding table alone is 262 MB.
     out.par_chunks_exact_mut(nb * PANEL_BLOCK)
         .enumerate()
@@ -119,6 +122,7 @@ unsafe fn rows<const R: usize>(
     let mut acc = [_mm512_setzero_ps(); R];
     for i in 0..nb {
         let b = panel.add(i * PANEL_BLOCK);
+        super::prefetch(b.wrapping_add(AHEAD * PANEL_BLOCK), PANEL_BLOCK);
         let mut wv = [_mm512_setzero_si512(); 8];
         for (kk, v) in wv.iter_mut().enumerate() {
             *v = _mm512_loadu_si512(b.add(64 * kk) as *const _);

@@ -277,6 +277,7 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
+            super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for g in (0..self.nsub).step_by(2) {
@@ -321,6 +322,7 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
+            super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for g in (0..self.nsub).step_by(2) {
@@ -376,6 +378,10 @@ impl RowTile<'_> {
         }
     }
 }
+
+/// Blocks ahead of the one being multiplied whose bytes are asked for early (about 5 KB
+/// for Q4_K): the panels lie one after another, so this runs on into the next panel.
+const AHEAD: usize = 2;
 
 /// The dots of two consecutive sub-blocks (`b`: their tiles of bytes, `tile_bytes` apart)
 /// with 16 activation rows (`a`: row 0's first sub-block, rows `stride` apart) into `cbuf` as
