@@ -95,12 +95,17 @@ pub(super) unsafe fn q6k_block_sum(
     _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), t, acc)
 }
 
+/// How far ahead of the block being multiplied its weights are asked for: the rows lie one
+/// after another, so this runs on into the next rows.
+const AHEAD_BYTES: usize = 4096;
+
 /// Q4_K row × `R` activation rows (`x` row r's blocks at `r * nb`; `w` repacked).
 #[inline(always)]
 unsafe fn q4k<const R: usize, const VNNI: bool>(w: &[u8], x: &[BlockQ8K], nb: usize) -> [f32; R] {
     let mut acc = [_mm256_setzero_ps(); R];
     for i in 0..nb {
         let b = w.as_ptr().add(160 * i);
+        super::prefetch(b.wrapping_add(AHEAD_BYTES), 160);
         let (d, dmin) = (f32_at(w, 160 * i), f32_at(w, 160 * i + 4));
         let sc = b.add(8) as *const i16;
         let m8 = _mm_loadl_epi64(b.add(24) as *const __m128i);
@@ -130,6 +135,7 @@ unsafe fn q6k<const R: usize, const VNNI: bool>(w: &[u8], x: &[BlockQ8K], nb: us
     let mut acc = [_mm256_setzero_ps(); R];
     for i in 0..nb {
         let b = w.as_ptr().add(228 * i);
+        super::prefetch(b.wrapping_add(AHEAD_BYTES), 228);
         let d = f32_at(w, 228 * i + 224);
         let s = b.add(192) as *const i16;
         let s16 = _mm256_loadu_si256(s as *const __m256i);
