@@ -47,28 +47,6 @@ pub fn dequantize_row(blocks: &[BlockQ8], out: &mut [f32]) {
     }
 }
 
-/// A zeroed buffer of `len` bytes for weights the kernels stream at every step, backed by
-/// 2 MiB pages where Linux allows it (`MADV_HUGEPAGE` before the first write): streaming a
-/// gigabyte of weights through 4 KiB pages costs a page walk every 4 KiB, which inside a
-/// virtual machine is a two-level walk.
-pub fn zeroed_weights(len: usize) -> Vec<u8> {
-    let out = vec![0u8; len];
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = out.as_ptr() as usize;
-        let (first, end) = (start.next_multiple_of(HUGE), (start + len) / HUGE * HUGE);
-        if end > first {
-            // SAFETY: the range lies inside `out`'s allocation; the advice changes how its
-            // pages are backed, not their contents (still zero, not yet touched).
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    out
-}
-
 /// Asks for the `len` bytes at `at` to be brought into the cache ahead of use; a hint that
 /// reads nothing, so `at` may lie past the end of the weights. Decode streams every weight
 /// once a step, and on the machines measured (BENCHMARKS.md) the hardware prefetcher alone

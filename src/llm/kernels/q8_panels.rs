@@ -33,7 +33,7 @@ const ROW_TILE: usize = 8;
 /// Repacks `rows × nb` Q8_0 blocks (row-major) into panels of 16 rows.
 pub fn repack(blocks: &[BlockQ8], rows: usize, nb: usize) -> Vec<u8> {
     let panels = rows.div_ceil(PANEL);
-    let mut out = crate::llm::kernels::zeroed_weights(panels * nb * PANEL_BLOCK);
+    let mut out = vec![0u8; panels * nb * PANEL_BLOCK];
     // Panels in parallel: the 1.5B's embedding table alone is 262 MB.
     out.par_chunks_exact_mut(nb * PANEL_BLOCK)
         .enumerate()

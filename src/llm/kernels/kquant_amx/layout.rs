@@ -29,7 +29,7 @@ pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
         panel_block_bytes(kind),
     );
     let panels = rows.div_ceil(PANEL);
-    let mut out = crate::llm::kernels::zeroed_weights(panels * nb * pb);
+    let mut out = vec![0u8; panels * nb * pb];
     // Panels in parallel: loading the 1.5B repacks about 1 GB.
     out.par_chunks_mut(nb * pb)
         .enumerate()
