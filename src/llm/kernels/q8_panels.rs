@@ -122,7 +122,10 @@ unsafe fn rows<const R: usize>(
     let mut acc = [_mm512_setzero_ps(); R];
     for i in 0..nb {
         let b = panel.add(i * PANEL_BLOCK);
-        super::prefetch(b.wrapping_add(AHEAD * PANEL_BLOCK), PANEL_BLOCK);
+        if r0 == 0 {
+            // The panel's first row tile streams it from memory; the others find it cached.
+            super::prefetch(b.wrapping_add(AHEAD * PANEL_BLOCK), PANEL_BLOCK);
+        }
         let mut wv = [_mm512_setzero_si512(); 8];
         for (kk, v) in wv.iter_mut().enumerate() {
             *v = _mm512_loadu_si512(b.add(64 * kk) as *const _);

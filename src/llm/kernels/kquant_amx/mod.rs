@@ -277,7 +277,10 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+            if self.r0 == 0 {
+                // The panel's first row tile streams it from memory; the others find it cached.
+                super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+            }
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for g in (0..self.nsub).step_by(2) {
@@ -322,7 +325,10 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+            if self.r0 == 0 {
+                // The panel's first row tile streams it from memory; the others find it cached.
+                super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+            }
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for g in (0..self.nsub).step_by(2) {
