@@ -40,8 +40,8 @@ impl KQuant {
     /// Bytes of 16 rows' blocks of 256 values in the AMX tiles' panels (`kquant_amx`).
     pub const fn panel_block_bytes(self) -> usize {
         match self {
-            KQuant::Q4K => 2048 + 64 + 64 + 128 + 128,
-            KQuant::Q6K => 4096 + 64 + 256,
+            KQuant::Q4K => 2048 + 32 + 32 + 128 + 128,
+            KQuant::Q6K => 2048 + 1024 + 256 + 32,
         }
     }
 

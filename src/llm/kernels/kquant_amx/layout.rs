@@ -7,18 +7,15 @@ use super::super::kquant::{BlockQ8K, KQuant, QK_K};
 use super::{panel_block_bytes, subs, PANEL};
 
 pub(super) const Q4_D: usize = 2048;
-pub(super) const Q4_DMIN: usize = 2112;
-pub(super) const Q4_SC: usize = 2176;
-pub(super) const Q4_M: usize = 2304;
-pub(super) const Q6_D: usize = 4096;
-pub(super) const Q6_SC: usize = 4160;
+pub(super) const Q4_DMIN: usize = 2080;
+pub(super) const Q4_SC: usize = 2112;
+pub(super) const Q4_M: usize = 2240;
+pub(super) const Q6_QH: usize = 2048;
+pub(super) const Q6_SC: usize = 3072;
+pub(super) const Q6_D: usize = 3328;
 
 fn f16_at(b: &[u8], at: usize) -> f32 {
     half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32()
-}
-
-fn f32_at(b: &[u8], at: usize) -> f32 {
-    f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// The file's blocks of `kind` (`rows × cols/256`, row-major) as panels.
@@ -40,8 +37,8 @@ pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
                     match kind {
                         KQuant::Q4K => {
                             let (sc, m) = super::super::kquant::q4k_scales_mins(&b[4..16]);
-                            o[Q4_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 0).to_le_bytes());
-                            o[Q4_DMIN + 4 * n..][..4].copy_from_slice(&f16_at(b, 2).to_le_bytes());
+                            o[Q4_D + 2 * n..][..2].copy_from_slice(&b[..2]);
+                            o[Q4_DMIN + 2 * n..][..2].copy_from_slice(&b[2..4]);
                             for g in 0..8 {
                                 o[Q4_SC + 16 * g + n] = sc[g];
                                 o[Q4_M + 16 * g + n] = m[g];
@@ -53,7 +50,7 @@ pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
                             }
                         }
                         KQuant::Q6K => {
-                            o[Q6_D + 4 * n..][..4].copy_from_slice(&f16_at(b, 208).to_le_bytes());
+                            o[Q6_D + 2 * n..][..2].copy_from_slice(&b[208..210]);
                             for g in 0..16 {
                                 o[Q6_SC + 16 * g + n] = b[192 + g];
                             }
@@ -63,7 +60,9 @@ pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
                                 let low = ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 15;
                                 let high = qh[32 * h + l] >> (2 * k) & 3;
                                 let (g, u) = (v / 16, v % 16);
-                                o[256 * g + 64 * (u / 4) + 4 * n + u % 4] = low | high << 4;
+                                let at = 64 * (u / 4) + 4 * n + u % 4;
+                                o[256 * (g / 2) + at] |= low << (4 * (g % 2));
+                                o[Q6_QH + 256 * (g / 4) + at] |= high << (2 * (g % 4));
                             }
                         }
                     }
@@ -81,7 +80,7 @@ pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &m
         let b = &bytes[(p * nb + i) * pb..][..pb];
         match kind {
             KQuant::Q4K => {
-                let (d, dmin) = (f32_at(b, Q4_D + 4 * n), f32_at(b, Q4_DMIN + 4 * n));
+                let (d, dmin) = (f16_at(b, Q4_D + 2 * n), f16_at(b, Q4_DMIN + 2 * n));
                 for g in 0..8 {
                     let (sc, m) = (b[Q4_SC + 16 * g + n] as f32, b[Q4_M + 16 * g + n] as f32);
                     for l in 0..32 {
@@ -92,11 +91,14 @@ pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &m
                 }
             }
             KQuant::Q6K => {
-                let d = f32_at(b, Q6_D + 4 * n);
+                let d = f16_at(b, Q6_D + 2 * n);
                 for g in 0..16 {
                     let sc = b[Q6_SC + 16 * g + n] as i8 as f32;
                     for u in 0..16 {
-                        let q = b[256 * g + 64 * (u / 4) + 4 * n + u % 4] as i32 - 32;
+                        let at = 64 * (u / 4) + 4 * n + u % 4;
+                        let low = b[256 * (g / 2) + at] >> (4 * (g % 2)) & 15;
+                        let high = b[Q6_QH + 256 * (g / 4) + at] >> (2 * (g % 4)) & 3;
+                        let q = (low | high << 4) as i32 - 32;
                         o[16 * g + u] = d * sc * q as f32;
                     }
                 }

@@ -5,11 +5,15 @@
 //! A panel's block of 256 values holds its values in the tile multiply's order: for each
 //! sub-block `g` (the values that share a scale), byte `64·kk + 4·n + e` is value `4·kk + e`
 //! of row `n`. Then the rows' scales.
-//! - Q4_K (sub-blocks of 32), 2,432 bytes (the file's 16 blocks: 2,304): `qs: [u8; 2048]`,
+//! - Q4_K (sub-blocks of 32), 2,368 bytes (the file's 16 blocks: 2,304): `qs: [u8; 2048]`,
 //!   sub-blocks 2j and 2j+1 in the low and high nibbles of the 512 bytes at `512·j` (a
-//!   permutation of the file's bytes); `d, dmin: [f32; 16]`; `sc, m: [[u8; 16]; 8]`.
-//! - Q6_K (sub-blocks of 16), 4,416 bytes (the file's: 3,360): `q: [u8; 4096]`, one 6-bit value
-//!   a byte, sub-block g at `256·g`; `d: [f32; 16]`; `sc: [[i8; 16]; 16]`.
+//!   permutation of the file's bytes); `d, dmin: [f16; 16]`; `sc, m: [[u8; 16]; 8]`.
+//! - Q6_K (sub-blocks of 16), 3,360 bytes (as the file's): `ql: [u8; 2048]`, the low 4 bits
+//!   of sub-blocks 2j and 2j+1 in the nibbles of the 256 bytes at `256·j`; `qh: [u8; 1024]`,
+//!   the high 2 bits of sub-blocks 4j..4j+3 in the bit pairs of the 256 bytes at `256·j`;
+//!   `sc: [[i8; 16]; 16]`; `d: [f16; 16]`. A panel's Q6_K blocks are split into one value a
+//!   byte (sub-block g at `256·g`) before they are multiplied, so that a decode step streams
+//!   no more bytes than the file holds.
 //!
 //! A sub-block's integer dots for up to 16 activation rows × 16 weight rows are one `tdpbsud`
 //! (signed activations × unsigned values, exact). Fewer than [`VECTOR_BELOW`] rows take the
@@ -22,10 +26,11 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use super::kquant::{BlockQ8K, KQuant};
+use super::prefetch;
 
 mod layout;
 pub use layout::{dequantize_row, repack, row_sums};
-use layout::{Q4_D, Q4_DMIN, Q4_M, Q4_SC, Q6_D, Q6_SC};
+use layout::{Q4_D, Q4_DMIN, Q4_M, Q4_SC, Q6_D, Q6_QH, Q6_SC};
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
@@ -117,7 +122,7 @@ impl TileConfig {
 struct Buf<const N: usize>([u8; N]);
 
 thread_local! {
-    /// Per thread, a panel's Q4_K blocks split into bytes (kept between calls).
+    /// Per thread, a panel's blocks split into one value a byte (kept between calls).
     static SCRATCH: std::cell::RefCell<Vec<Buf<4096>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -160,7 +165,7 @@ pub unsafe fn matmul_panels(
     } else {
         usize::MAX
     };
-    let split = kind == KQuant::Q4K && t >= below;
+    let split = kind == KQuant::Q6K || t >= below;
     SCRATCH.with_borrow_mut(|unpacked| {
         if split && unpacked.len() < nb {
             unpacked.resize_with(nb, || Buf([0; 4096]));
@@ -175,7 +180,13 @@ pub unsafe fn matmul_panels(
         if split {
             SCRATCH.with_borrow_mut(|unpacked| {
                 for (i, u) in unpacked.iter_mut().take(nb).enumerate() {
-                    unpack_q4k(panel.add(i * pb), u);
+                    let blk = panel.add(i * pb);
+                    // Ask for the weights ahead: this is where they stream from memory.
+                    prefetch(blk.wrapping_add(AHEAD * pb), pb);
+                    match kind {
+                        KQuant::Q4K => unpack_q4k(blk, u),
+                        KQuant::Q6K => unpack_q6k(blk, u),
+                    }
                     tiles.push(u.0.as_ptr());
                 }
             });
@@ -197,7 +208,7 @@ pub unsafe fn matmul_panels(
                 panel,
                 pb,
                 tiles: &tiles,
-                packed: kind == KQuant::Q4K && !split,
+                packed: !split,
                 nb,
                 rows,
                 r0,
@@ -243,6 +254,38 @@ unsafe fn unpack_q4k(blk: *const u8, out: &mut Buf<4096>) {
     }
 }
 
+/// Splits a Q6_K panel block's 4 + 2 bits into the 16 sub-blocks' tiles of bytes.
+#[inline(always)]
+unsafe fn unpack_q6k(blk: *const u8, out: &mut Buf<4096>) {
+    let (m4, m2) = (_mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x30));
+    for j in 0..4 {
+        for kk in 0..4 {
+            let a = _mm512_loadu_si512(blk.add(512 * j + 64 * kk) as *const _);
+            let b = _mm512_loadu_si512(blk.add(512 * j + 256 + 64 * kk) as *const _);
+            let h = _mm512_loadu_si512(blk.add(Q6_QH + 256 * j + 64 * kk) as *const _);
+            let hi = [
+                _mm512_and_si512(_mm512_slli_epi16(h, 4), m2),
+                _mm512_and_si512(_mm512_slli_epi16(h, 2), m2),
+                _mm512_and_si512(h, m2),
+                _mm512_and_si512(_mm512_srli_epi16(h, 2), m2),
+            ];
+            let lo = [a, _mm512_srli_epi16(a, 4), b, _mm512_srli_epi16(b, 4)];
+            for k in 0..4 {
+                // `(lo & 0x0F) | hi` in one instruction.
+                let v = _mm512_ternarylogic_epi32::<0xEA>(lo[k], m4, hi[k]);
+                let to = out.0.as_mut_ptr().add(256 * (4 * j + k) + 64 * kk);
+                _mm512_store_si512(to as *mut _, v);
+            }
+        }
+    }
+}
+
+/// 16 f16 at `p` as f32.
+#[inline(always)]
+unsafe fn half16(p: *const u8) -> __m512 {
+    _mm512_cvtph_ps(_mm256_loadu_si256(p as *const __m256i))
+}
+
 /// One panel against up to 16 activation rows.
 struct RowTile<'a> {
     kind: KQuant,
@@ -253,7 +296,7 @@ struct RowTile<'a> {
     /// Per block, its sub-blocks' tiles of bytes (`16·sub` bytes each, in order), or for Q4_K
     /// with fewer than [`VECTOR_BELOW`] rows its packed nibbles.
     tiles: &'a [*const u8],
-    /// `tiles` are Q4_K's packed nibbles.
+    /// `tiles` are Q4_K's packed nibbles (the panel's own bytes).
     packed: bool,
     nb: usize,
     rows: &'a Rows<'a>,
@@ -277,9 +320,9 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            if self.r0 == 0 {
+            if self.r0 == 0 && self.packed {
                 // The panel's first row tile streams it from memory; the others find it cached.
-                super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+                prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             }
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
@@ -325,9 +368,9 @@ impl RowTile<'_> {
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            if self.r0 == 0 {
+            if self.r0 == 0 && self.packed {
                 // The panel's first row tile streams it from memory; the others find it cached.
-                super::prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
+                prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             }
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
             let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
@@ -370,13 +413,13 @@ impl RowTile<'_> {
         let bytes = |at: usize| _mm_loadu_si128(blk.add(at + 16 * g) as *const __m128i);
         match self.kind {
             KQuant::Q4K => {
-                let d = _mm512_loadu_ps(blk.add(Q4_D) as *const f32);
-                let dmin = _mm512_loadu_ps(blk.add(Q4_DMIN) as *const f32);
+                let d = half16(blk.add(Q4_D));
+                let dmin = half16(blk.add(Q4_DMIN));
                 let u = |at| _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes(at)));
                 (_mm512_mul_ps(d, u(Q4_SC)), _mm512_mul_ps(dmin, u(Q4_M)))
             }
             KQuant::Q6K => {
-                let d = _mm512_loadu_ps(blk.add(Q6_D) as *const f32);
+                let d = half16(blk.add(Q6_D));
                 let sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes(Q6_SC)));
                 let mul = _mm512_mul_ps(d, sc);
                 (mul, _mm512_mul_ps(mul, _mm512_set1_ps(32.0)))
