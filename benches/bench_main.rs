@@ -82,6 +82,30 @@ fn kquant_matmul(c: &mut Criterion) {
             ));
         }
     }
+    // The output matrix's size (about 152k rows), far larger than any cache: one activation
+    // row streams it from memory, as each decode step at batch 1 does with every matrix.
+    #[cfg(target_arch = "x86_64")]
+    if humanoid::llm::kernels::has_kquant_panels() {
+        let mut g = c.benchmark_group("matmul_152320x1536_from_memory");
+        g.sample_size(10);
+        let x = data(k, 2);
+        let copies = 17;
+        let mut y = vec![0f32; n * copies];
+        for (name, wt) in &weights {
+            let Weight::Tiles { kind, bytes, .. } = wt else {
+                continue;
+            };
+            let big = Weight::Tiles {
+                kind: *kind,
+                rows: n * copies,
+                cols: k,
+                bytes: bytes.repeat(copies),
+            };
+            g.throughput(criterion::Throughput::Bytes((bytes.len() * copies) as u64));
+            g.bench_function(*name, |b| b.iter(|| big.matmul(black_box(&x), &mut y)));
+        }
+        g.finish();
+    }
     let mut g = c.benchmark_group("matmul_8960x1536");
     g.sample_size(10);
     for rows in [1usize, 16, 64] {

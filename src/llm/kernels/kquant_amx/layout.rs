@@ -3,8 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::super::kquant::{BlockQ8K, KQuant, QK_K};
-use super::{panel_block_bytes, subs, PANEL};
+use super::super::kquant::{KQuant, QK_K};
+use super::{panel_block_bytes, PANEL};
 
 pub(super) const Q4_D: usize = 2048;
 pub(super) const Q4_DMIN: usize = 2080;
@@ -105,24 +105,4 @@ pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &m
             }
         }
     }
-}
-
-/// Per activation row and block, its scale then the scaled sums of each sub-block:
-/// `[xd, xd·Σ sub 0, …]`, 17 entries (Q4_K uses the first 9).
-pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<[f32; 17]> {
-    let per = subs(kind).1 / 16;
-    x.iter()
-        .map(|b| {
-            let mut s = [0f32; 17];
-            s[0] = b.d;
-            for (g, v) in s[1..=QK_K / 16 / per].iter_mut().enumerate() {
-                let sum: i32 = b.bsums[per * g..per * (g + 1)]
-                    .iter()
-                    .map(|&v| v as i32)
-                    .sum();
-                *v = b.d * sum as f32;
-            }
-            s
-        })
-        .collect()
 }

@@ -11,15 +11,14 @@
 //! - Q6_K (sub-blocks of 16), 3,360 bytes (as the file's): `ql: [u8; 2048]`, the low 4 bits
 //!   of sub-blocks 2j and 2j+1 in the nibbles of the 256 bytes at `256·j`; `qh: [u8; 1024]`,
 //!   the high 2 bits of sub-blocks 4j..4j+3 in the bit pairs of the 256 bytes at `256·j`;
-//!   `sc: [[i8; 16]; 16]`; `d: [f16; 16]`. A panel's Q6_K blocks are split into one value a
-//!   byte (sub-block g at `256·g`) before they are multiplied, so that a decode step streams
-//!   no more bytes than the file holds.
+//!   `sc: [[i8; 16]; 16]`; `d: [f16; 16]`. The bits are split into one value a byte (sub-block
+//!   g at `256·g`) as they are multiplied, so that a decode step streams no more bytes than
+//!   the file holds.
 //!
 //! A sub-block's integer dots for up to 16 activation rows × 16 weight rows are one `tdpbsud`
 //! (signed activations × unsigned values, exact). Fewer than [`VECTOR_BELOW`] rows take the
-//! same integers from AVX-512 VNNI. Each row then takes the same f32 steps whatever the
-//! batch, per sub-block: `acc += (dot·xd)·mul − off·(xd·Σx)`, with `mul = d·sc` and
-//! `off = d_min·m` (Q4_K) or `32·d·sc` (Q6_K, whose values are offset by 32).
+//! same integers from AVX-512 VNNI. Each row then takes the same integer and f32 steps
+//! whatever the batch ([`steps`]).
 //! The tile instructions are inline assembly (Rust has no stable AMX intrinsics).
 
 use std::arch::asm;
@@ -29,8 +28,11 @@ use super::kquant::{BlockQ8K, KQuant};
 use super::prefetch;
 
 mod layout;
-pub use layout::{dequantize_row, repack, row_sums};
-use layout::{Q4_D, Q4_DMIN, Q4_M, Q4_SC, Q6_D, Q6_QH, Q6_SC};
+mod steps;
+pub use layout::{dequantize_row, repack};
+use layout::Q6_QH;
+pub use steps::{row_sums, RowBlock};
+use steps::BlockScales;
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
@@ -131,7 +133,7 @@ pub struct Rows<'a> {
     /// `t·nb` quantized blocks, row r's at `r·nb`.
     pub x: &'a [BlockQ8K],
     /// [`row_sums`] of `x`.
-    pub sums: &'a [[f32; 17]],
+    pub sums: &'a [RowBlock],
     pub t: usize,
 }
 
@@ -157,15 +159,15 @@ pub unsafe fn matmul_panels(
     let (nsub, sub) = subs(kind);
     let pb = panel_block_bytes(kind);
     let t = rows.t;
-    // Q4_K's nibbles are split into bytes once per panel for all its row tiles, unless the
-    // rows are too few for the tiles (the vector dots read the nibbles).
-    // Without the tiles (AVX-512 VNNI only) every batch takes the vector dots.
+    // A panel's packed bits are split into bytes once for all its row tiles, unless the rows
+    // are too few for the tiles (the vector dots split them in registers). Without the tiles
+    // (AVX-512 VNNI only) every batch takes the vector dots.
     let below = if available() {
         VECTOR_BELOW
     } else {
         usize::MAX
     };
-    let split = kind == KQuant::Q6K || t >= below;
+    let split = t >= below;
     SCRATCH.with_borrow_mut(|unpacked| {
         if split && unpacked.len() < nb {
             unpacked.resize_with(nb, || Buf([0; 4096]));
@@ -218,7 +220,8 @@ pub unsafe fn matmul_panels(
             let out = (y.add(r0 * n_out + p * PANEL), n_out, cols);
             // Q4_K's packed nibbles take `run`: the dots of all the rows, then their f32 steps
             // (measured faster than `run_vector` for them, slower for the other cases).
-            if mr < below && !job.packed {
+            // Q6_K's packed bits (or any sub-block dots off the tiles) take `run_vector`.
+            if mr < below && (kind == KQuant::Q6K || !job.packed) {
                 match kind {
                     KQuant::Q4K => job.run_vector::<8, 1>(out),
                     KQuant::Q6K => job.run_vector::<4, 2>(out),
@@ -257,33 +260,39 @@ unsafe fn unpack_q4k(blk: *const u8, out: &mut Buf<4096>) {
 /// Splits a Q6_K panel block's 4 + 2 bits into the 16 sub-blocks' tiles of bytes.
 #[inline(always)]
 unsafe fn unpack_q6k(blk: *const u8, out: &mut Buf<4096>) {
-    let (m4, m2) = (_mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x30));
     for j in 0..4 {
-        for kk in 0..4 {
-            let a = _mm512_loadu_si512(blk.add(512 * j + 64 * kk) as *const _);
-            let b = _mm512_loadu_si512(blk.add(512 * j + 256 + 64 * kk) as *const _);
-            let h = _mm512_loadu_si512(blk.add(Q6_QH + 256 * j + 64 * kk) as *const _);
-            let hi = [
-                _mm512_and_si512(_mm512_slli_epi16(h, 4), m2),
-                _mm512_and_si512(_mm512_slli_epi16(h, 2), m2),
-                _mm512_and_si512(h, m2),
-                _mm512_and_si512(_mm512_srli_epi16(h, 2), m2),
-            ];
-            let lo = [a, _mm512_srli_epi16(a, 4), b, _mm512_srli_epi16(b, 4)];
-            for k in 0..4 {
-                // `(lo & 0x0F) | hi` in one instruction.
-                let v = _mm512_ternarylogic_epi32::<0xEA>(lo[k], m4, hi[k]);
+        for (k, w) in q6k_group(blk, j).iter().enumerate() {
+            for (kk, v) in w.iter().enumerate() {
                 let to = out.0.as_mut_ptr().add(256 * (4 * j + k) + 64 * kk);
-                _mm512_store_si512(to as *mut _, v);
+                _mm512_store_si512(to as *mut _, *v);
             }
         }
     }
 }
 
-/// 16 f16 at `p` as f32.
+/// Sub-blocks `4j..4j+3` of a Q6_K panel block as bytes, in the tiles' order: `[k][kk]` holds
+/// values `4·kk..4·kk+3` of sub-block `4j+k` for the 16 rows.
 #[inline(always)]
-unsafe fn half16(p: *const u8) -> __m512 {
-    _mm512_cvtph_ps(_mm256_loadu_si256(p as *const __m256i))
+unsafe fn q6k_group(blk: *const u8, j: usize) -> [[__m512i; 4]; 4] {
+    let (m4, m2) = (_mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x30));
+    let mut w = [[_mm512_setzero_si512(); 4]; 4];
+    for kk in 0..4 {
+        let a = _mm512_loadu_si512(blk.add(512 * j + 64 * kk) as *const _);
+        let b = _mm512_loadu_si512(blk.add(512 * j + 256 + 64 * kk) as *const _);
+        let h = _mm512_loadu_si512(blk.add(Q6_QH + 256 * j + 64 * kk) as *const _);
+        let hi = [
+            _mm512_and_si512(_mm512_slli_epi16(h, 4), m2),
+            _mm512_and_si512(_mm512_slli_epi16(h, 2), m2),
+            _mm512_and_si512(h, m2),
+            _mm512_and_si512(_mm512_srli_epi16(h, 2), m2),
+        ];
+        let lo = [a, _mm512_srli_epi16(a, 4), b, _mm512_srli_epi16(b, 4)];
+        for k in 0..4 {
+            // `(lo & 0x0F) | hi` in one instruction.
+            w[k][kk] = _mm512_ternarylogic_epi32::<0xEA>(lo[k], m4, hi[k]);
+        }
+    }
+    w
 }
 
 /// One panel against up to 16 activation rows.
@@ -293,10 +302,10 @@ struct RowTile<'a> {
     sub: usize,
     panel: *const u8,
     pb: usize,
-    /// Per block, its sub-blocks' tiles of bytes (`16·sub` bytes each, in order), or for Q4_K
-    /// with fewer than [`VECTOR_BELOW`] rows its packed nibbles.
+    /// Per block, its sub-blocks' tiles of bytes (`16·sub` bytes each, in order), or with
+    /// fewer than [`VECTOR_BELOW`] rows the panel's own packed bits.
     tiles: &'a [*const u8],
-    /// `tiles` are Q4_K's packed nibbles (the panel's own bytes).
+    /// `tiles` are the panel's packed bits (split as they are multiplied).
     packed: bool,
     nb: usize,
     rows: &'a Rows<'a>,
@@ -324,8 +333,9 @@ impl RowTile<'_> {
                 // The panel's first row tile streams it from memory; the others find it cached.
                 prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             }
+            let scales = BlockScales::new(self.kind, blk);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
-            let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            let mut s = [_mm512_setzero_si512(); 16];
             for g in (0..self.nsub).step_by(2) {
                 let b = self.tiles[i].add(tile_bytes * g);
                 let a = xa.add(self.sub * g);
@@ -335,16 +345,15 @@ impl RowTile<'_> {
                     tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
                 }
                 for h in 0..2 {
-                    let (mul, off) = self.scales(blk, g + h);
                     let c = cbuf.0.as_ptr().add(1024 * h) as *const __m512i;
-                    for (r, a) in acc.iter_mut().enumerate().take(mr) {
-                        let rs = &*sums.add(r * self.nb);
-                        let dot = _mm512_cvtepi32_ps(_mm512_load_si512(c.add(r)));
-                        let dot = _mm512_mul_ps(dot, _mm512_set1_ps(rs[0]));
-                        *a = _mm512_fmadd_ps(dot, mul, *a);
-                        *a = _mm512_fnmadd_ps(off, _mm512_set1_ps(rs[1 + g + h]), *a);
+                    for (r, s) in s.iter_mut().enumerate().take(mr) {
+                        *s = scales.scaled(*s, _mm512_load_si512(c.add(r)), g + h);
                     }
                 }
+            }
+            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
+                scales.finish(self.kind, a, *s, &*rb.add(r * self.nb));
             }
         }
         let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
@@ -356,7 +365,7 @@ impl RowTile<'_> {
     /// As [`Self::run`] for fewer rows than [`VECTOR_BELOW`] (or any number without the tiles),
     /// with AVX-512 VNNI: the dots of a pair of sub-blocks (`KK` groups of 4 values each) stay
     /// in registers, `R` activation rows at a time against the pair's weights, then take the
-    /// same f32 steps as the tiles' ([`scale_pair`]).
+    /// same integer and f32 steps as the tiles' ([`BlockScales`]).
     #[inline(always)]
     unsafe fn run_vector<const KK: usize, const R: usize>(
         &self,
@@ -372,58 +381,53 @@ impl RowTile<'_> {
                 // The panel's first row tile streams it from memory; the others find it cached.
                 prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
             }
+            let scales = BlockScales::new(self.kind, blk);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
-            let sums = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            let mut s = [_mm512_setzero_si512(); 16];
+            let mut group = [[_mm512_setzero_si512(); 4]; 4];
             for g in (0..self.nsub).step_by(2) {
                 let b = self.tiles[i].add(16 * self.sub * g);
                 // No closures here: they would not inherit the caller's target features.
                 let mut w = [[_mm512_setzero_si512(); KK]; 2];
-                for (h, wh) in w.iter_mut().enumerate() {
-                    for (kk, v) in wh.iter_mut().enumerate() {
-                        *v = _mm512_loadu_si512(b.add(16 * self.sub * h + 64 * kk) as *const _);
+                if self.packed && KK == 4 {
+                    // Q6_K's packed bits, split in registers a group of 4 sub-blocks at a time.
+                    if g % 4 == 0 {
+                        group = q6k_group(blk, g / 4);
+                    }
+                    for (h, wh) in w.iter_mut().enumerate() {
+                        wh.copy_from_slice(&group[g % 4 + h][..KK]);
+                    }
+                } else {
+                    for (h, wh) in w.iter_mut().enumerate() {
+                        for (kk, v) in wh.iter_mut().enumerate() {
+                            *v = _mm512_loadu_si512(b.add(16 * self.sub * h + 64 * kk) as *const _);
+                        }
                     }
                 }
-                let scales = [self.scales(blk, g), self.scales(blk, g + 1)];
                 let a = xa.add(self.sub * g);
                 let mut r = 0;
                 while r + R <= mr {
                     let c = pair_dots::<KK, R>(&w, a.add(r * stride), stride);
                     for (k, c) in c.iter().enumerate() {
-                        let rs = &*sums.add((r + k) * self.nb);
-                        scale_pair(&mut acc[r + k], c, &scales, rs, g);
+                        let sr = &mut s[r + k];
+                        *sr = scales.scaled(scales.scaled(*sr, c[0], g), c[1], g + 1);
                     }
                     r += R;
                 }
                 while r < mr {
                     let [c] = pair_dots::<KK, 1>(&w, a.add(r * stride), stride);
-                    scale_pair(&mut acc[r], &c, &scales, &*sums.add(r * self.nb), g);
+                    s[r] = scales.scaled(scales.scaled(s[r], c[0], g), c[1], g + 1);
                     r += 1;
                 }
+            }
+            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
+            for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
+                scales.finish(self.kind, a, *s, &*rb.add(r * self.nb));
             }
         }
         let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
         for (r, a) in acc.iter().enumerate().take(mr) {
             _mm512_mask_storeu_ps(y.add(r * n_out), mask, *a);
-        }
-    }
-
-    /// Sub-block `g`'s `(mul, off)` for the panel's 16 rows.
-    #[inline(always)]
-    unsafe fn scales(&self, blk: *const u8, g: usize) -> (__m512, __m512) {
-        let bytes = |at: usize| _mm_loadu_si128(blk.add(at + 16 * g) as *const __m128i);
-        match self.kind {
-            KQuant::Q4K => {
-                let d = half16(blk.add(Q4_D));
-                let dmin = half16(blk.add(Q4_DMIN));
-                let u = |at| _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes(at)));
-                (_mm512_mul_ps(d, u(Q4_SC)), _mm512_mul_ps(dmin, u(Q4_M)))
-            }
-            KQuant::Q6K => {
-                let d = half16(blk.add(Q6_D));
-                let sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes(Q6_SC)));
-                let mul = _mm512_mul_ps(d, sc);
-                (mul, _mm512_mul_ps(mul, _mm512_set1_ps(32.0)))
-            }
         }
     }
 }
@@ -496,23 +500,6 @@ unsafe fn vector_dots_q4k(
         let c1 = _mm512_add_epi32(c[2], c[3]);
         _mm512_store_si512(cbuf.0.as_mut_ptr().add(64 * r) as *mut _, c0);
         _mm512_store_si512(cbuf.0.as_mut_ptr().add(1024 + 64 * r) as *mut _, c1);
-    }
-}
-
-/// One row's f32 steps for the pair of sub-blocks `g, g+1` (the tiles' order): `c` its integer
-/// dots, `rs` its [`row_sums`] of the block.
-#[inline(always)]
-unsafe fn scale_pair(
-    acc: &mut __m512,
-    c: &[__m512i; 2],
-    scales: &[(__m512, __m512); 2],
-    rs: &[f32; 17],
-    g: usize,
-) {
-    for (h, (mul, off)) in scales.iter().enumerate() {
-        let dot = _mm512_mul_ps(_mm512_cvtepi32_ps(c[h]), _mm512_set1_ps(rs[0]));
-        *acc = _mm512_fmadd_ps(dot, *mul, *acc);
-        *acc = _mm512_fnmadd_ps(*off, _mm512_set1_ps(rs[1 + g + h]), *acc);
     }
 }
 
