@@ -353,7 +353,7 @@ impl RowTile<'_> {
             }
             let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
-                scales.finish(self.kind, a, *s, &*rb.add(r * self.nb));
+                scales.finish(a, *s, &*rb.add(r * self.nb));
             }
         }
         let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };
@@ -422,7 +422,7 @@ impl RowTile<'_> {
             }
             let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
-                scales.finish(self.kind, a, *s, &*rb.add(r * self.nb));
+                scales.finish(a, *s, &*rb.add(r * self.nb));
             }
         }
         let mask: __mmask16 = if cols == 16 { !0 } else { (1u16 << cols) - 1 };

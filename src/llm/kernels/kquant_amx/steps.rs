@@ -44,71 +44,70 @@ pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<RowBlock> {
         .collect()
 }
 
-/// A panel block's scales for its 16 rows, as the steps use them.
+/// A panel block's scales for its 16 rows, read where the steps use them (inlined, the
+/// reads move out of the loops over rows).
 pub(super) struct BlockScales {
-    /// Per sub-block, its scales as i32.
-    pub sc: [__m512i; 16],
-    /// Per pair of sub-blocks, `(m or sc of 2p, of 2p+1)` as two i16 in each i32 lane.
-    pairs: [__m512i; 8],
-    d: __m512,
-    dmin: __m512,
+    kind: KQuant,
+    blk: *const u8,
 }
 
 impl BlockScales {
-    /// Reads the scales of panel block `blk`.
+    /// The scales of panel block `blk`.
     #[inline(always)]
     pub unsafe fn new(kind: KQuant, blk: *const u8) -> Self {
-        let bytes = |at: usize| _mm_loadu_si128(blk.add(at) as *const __m128i);
-        let mut s = BlockScales {
-            sc: [_mm512_setzero_si512(); 16],
-            pairs: [_mm512_setzero_si512(); 8],
-            d: _mm512_setzero_ps(),
-            dmin: _mm512_setzero_ps(),
-        };
-        match kind {
-            KQuant::Q4K => {
-                s.d = half16(blk.add(Q4_D));
-                s.dmin = half16(blk.add(Q4_DMIN));
-                for g in 0..8 {
-                    s.sc[g] = _mm512_cvtepu8_epi32(bytes(Q4_SC + 16 * g));
-                }
-                for p in 0..4 {
-                    let i = interleave(bytes(Q4_M + 32 * p), bytes(Q4_M + 32 * p + 16));
-                    s.pairs[p] = _mm512_cvtepu8_epi16(i);
-                }
-            }
-            KQuant::Q6K => {
-                s.d = half16(blk.add(Q6_D));
-                for g in 0..16 {
-                    s.sc[g] = _mm512_cvtepi8_epi32(bytes(Q6_SC + 16 * g));
-                }
-                for p in 0..8 {
-                    let i = interleave(bytes(Q6_SC + 32 * p), bytes(Q6_SC + 32 * p + 16));
-                    s.pairs[p] = _mm512_cvtepi8_epi16(i);
-                }
-            }
+        BlockScales { kind, blk }
+    }
+
+    #[inline(always)]
+    unsafe fn bytes(&self, at: usize) -> __m128i {
+        _mm_loadu_si128(self.blk.add(at) as *const __m128i)
+    }
+
+    /// Sub-block `g`'s scales as i32.
+    #[inline(always)]
+    unsafe fn sc(&self, g: usize) -> __m512i {
+        match self.kind {
+            KQuant::Q4K => _mm512_cvtepu8_epi32(self.bytes(Q4_SC + 16 * g)),
+            KQuant::Q6K => _mm512_cvtepi8_epi32(self.bytes(Q6_SC + 16 * g)),
         }
-        s
+    }
+
+    /// Pair `p` of sub-blocks' offset factors (Q4_K's minimums, Q6_K's scales) as two i16
+    /// in each i32 lane.
+    #[inline(always)]
+    unsafe fn pair(&self, p: usize) -> __m512i {
+        match self.kind {
+            KQuant::Q4K => _mm512_cvtepu8_epi16(interleave(
+                self.bytes(Q4_M + 32 * p),
+                self.bytes(Q4_M + 32 * p + 16),
+            )),
+            KQuant::Q6K => _mm512_cvtepi8_epi16(interleave(
+                self.bytes(Q6_SC + 32 * p),
+                self.bytes(Q6_SC + 32 * p + 16),
+            )),
+        }
     }
 
     /// Adds one row's block to its f32 result `acc`: `s` its [`Self::scaled`] dots, `rb`
     /// its [`RowBlock`].
     #[inline(always)]
-    pub unsafe fn finish(&self, kind: KQuant, acc: &mut __m512, s: __m512i, rb: &RowBlock) {
+    pub unsafe fn finish(&self, acc: &mut __m512, s: __m512i, rb: &RowBlock) {
         let xd = _mm512_set1_ps(rb.d);
-        let np = if kind == KQuant::Q4K { 4 } else { 8 };
+        let np = if self.kind == KQuant::Q4K { 4 } else { 8 };
         let mut o = _mm512_setzero_si512();
         for p in 0..np {
-            o = _mm512_dpwssd_epi32(o, self.pairs[p], _mm512_set1_epi32(rb.pairs[p]));
+            o = _mm512_dpwssd_epi32(o, self.pair(p), _mm512_set1_epi32(rb.pairs[p]));
         }
-        match kind {
+        match self.kind {
             KQuant::Q4K => {
-                let a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(self.d, xd), *acc);
-                *acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(o), _mm512_mul_ps(self.dmin, xd), a);
+                let (d, dmin) = (half16(self.blk.add(Q4_D)), half16(self.blk.add(Q4_DMIN)));
+                let a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, xd), *acc);
+                *acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(o), _mm512_mul_ps(dmin, xd), a);
             }
             KQuant::Q6K => {
+                let d = half16(self.blk.add(Q6_D));
                 let t = _mm512_sub_epi32(s, _mm512_slli_epi32::<5>(o));
-                *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(self.d, xd), *acc);
+                *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(d, xd), *acc);
             }
         }
     }
@@ -116,7 +115,7 @@ impl BlockScales {
     /// `s + c·sc_g`: sub-block `g`'s dots `c` added to a row's integer sum.
     #[inline(always)]
     pub unsafe fn scaled(&self, s: __m512i, c: __m512i, g: usize) -> __m512i {
-        _mm512_add_epi32(s, _mm512_mullo_epi32(c, self.sc[g]))
+        _mm512_add_epi32(s, _mm512_mullo_epi32(c, self.sc(g)))
     }
 }
 
