@@ -18,7 +18,7 @@
 //! A sub-block's integer dots for up to 16 activation rows × 16 weight rows are one `tdpbsud`
 //! (signed activations × unsigned values, exact). Fewer than [`VECTOR_BELOW`] rows take the
 //! same integers from AVX-512 VNNI. Each row then takes the same integer and f32 steps
-//! whatever the batch ([`steps`]).
+//! whatever the batch (`steps.rs`: exact integer sums, then two f32 steps a block).
 //! The tile instructions are inline assembly (Rust has no stable AMX intrinsics).
 
 use std::arch::asm;
@@ -29,10 +29,10 @@ use super::prefetch;
 
 mod layout;
 mod steps;
-pub use layout::{dequantize_row, repack};
 use layout::Q6_QH;
-pub use steps::{row_sums, RowBlock};
+pub use layout::{dequantize_row, repack};
 use steps::BlockScales;
+pub use steps::{row_sums, RowBlock};
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
@@ -287,9 +287,9 @@ unsafe fn q6k_group(blk: *const u8, j: usize) -> [[__m512i; 4]; 4] {
             _mm512_and_si512(_mm512_srli_epi16(h, 2), m2),
         ];
         let lo = [a, _mm512_srli_epi16(a, 4), b, _mm512_srli_epi16(b, 4)];
-        for k in 0..4 {
+        for (wk, (lo, hi)) in w.iter_mut().zip(lo.iter().zip(&hi)) {
             // `(lo & 0x0F) | hi` in one instruction.
-            w[k][kk] = _mm512_ternarylogic_epi32::<0xEA>(lo[k], m4, hi[k]);
+            wk[kk] = _mm512_ternarylogic_epi32::<0xEA>(*lo, m4, *hi);
         }
     }
     w
