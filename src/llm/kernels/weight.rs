@@ -70,9 +70,54 @@ impl Weight {
     }
 
     /// Stacks matrices of one width by rows: one matrix where all share a format, else
-    /// [`Weight::Stacked`].
+    /// [`Weight::Stacked`] of the runs of neighbours that do (one multiply each).
     pub fn stack(parts: Vec<Weight>) -> Weight {
         let cols = parts[0].cols();
+        let mut runs: Vec<Vec<Weight>> = Vec::new();
+        for p in parts {
+            match runs.last_mut() {
+                Some(run) if run[0].joins(&p) => run.push(p),
+                _ => runs.push(vec![p]),
+            }
+        }
+        if runs.len() == 1 {
+            return Self::join(runs.remove(0));
+        }
+        Weight::Stacked {
+            cols,
+            parts: runs.into_iter().map(Self::join).collect(),
+        }
+    }
+
+    /// Whether `self` and `other` concatenate by rows into one matrix of their format
+    /// (panels only where neither has padding rows).
+    fn joins(&self, other: &Weight) -> bool {
+        match (self, other) {
+            (Weight::Q8 { .. }, Weight::Q8 { .. }) | (Weight::F32 { .. }, Weight::F32 { .. }) => {
+                true
+            }
+            (Weight::K { kind: a, .. }, Weight::K { kind: b, .. }) => a == b,
+            (
+                Weight::Tiles {
+                    kind: a, rows: ra, ..
+                },
+                Weight::Tiles {
+                    kind: b, rows: rb, ..
+                },
+            ) => a == b && ra % 16 == 0 && rb % 16 == 0,
+            (Weight::Q8Panels { rows: ra, .. }, Weight::Q8Panels { rows: rb, .. }) => {
+                ra % 16 == 0 && rb % 16 == 0
+            }
+            _ => false,
+        }
+    }
+
+    /// `parts` as one matrix where they share a format, else [`Weight::Stacked`].
+    fn join(mut parts: Vec<Weight>) -> Weight {
+        let cols = parts[0].cols();
+        if parts.len() == 1 {
+            return parts.remove(0);
+        }
         debug_assert!(parts.iter().all(|p| p.cols() == cols));
         let rows = parts.iter().map(Weight::rows).sum();
         let all = |f: fn(&Weight) -> bool| parts.iter().all(f);
@@ -382,4 +427,64 @@ fn quantize_rows_q8(x: &[f32], cols: usize) -> Vec<BlockQ8> {
         .zip(x.par_chunks(cols))
         .for_each(|(b, r)| quantize_row(r, b));
     xq
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2000) as f32 / 1e3 - 1.0
+            })
+            .collect()
+    }
+
+    /// Neighbours of one format join into one matrix; a Stacked weight multiplies each run once
+    /// and gives the parts' own results, in order.
+    #[test]
+    fn stacking_joins_runs_of_one_format_and_keeps_each_parts_results() {
+        let (k, rows) = (64, [32, 16, 8, 24]);
+        let data: Vec<Vec<f32>> = rows.iter().map(|&r| values(r * k, r as u32)).collect();
+        let make = |i: usize| match i {
+            0 | 1 => Weight::q8_from_f32(&data[i], rows[i], k),
+            _ => Weight::F32 {
+                rows: rows[i],
+                cols: k,
+                data: data[i].clone(),
+            },
+        };
+        let stacked = Weight::stack((0..4).map(make).collect());
+        match &stacked {
+            Weight::Stacked { parts, .. } => {
+                assert_eq!(parts.len(), 2);
+                // Q8_0 blocks, or panels where AVX-512 VNNI multiplies them.
+                assert!(matches!(
+                    parts[0],
+                    Weight::Q8 { .. } | Weight::Q8Panels { .. }
+                ));
+                assert_eq!(parts[0].rows(), 48);
+                assert!(matches!(parts[1], Weight::F32 { rows: 32, .. }));
+            }
+            _ => panic!("two formats must stay two parts"),
+        }
+        let t = 3;
+        let x = values(t * k, 7);
+        let n: usize = rows.iter().sum();
+        let mut y = vec![0f32; t * n];
+        stacked.matmul(&x, &mut y);
+        let mut off = 0;
+        for (i, &r) in rows.iter().enumerate() {
+            let mut part = vec![0f32; t * r];
+            make(i).matmul(&x, &mut part);
+            for row in 0..t {
+                assert_eq!(
+                    &y[row * n + off..row * n + off + r],
+                    &part[row * r..(row + 1) * r]
+                );
+            }
+            off += r;
+        }
+    }
 }
