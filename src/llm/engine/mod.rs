@@ -6,8 +6,7 @@
 //! a continuation of it. The scheduler then runs continuous batching: each forward step
 //! takes decoding sequences and prefill chunks up to the limits; finished sequences free
 //! their cache at once and new ones (options, released prefix groups) join the next step.
-//! Each request samples from its own seeded sampler and the kernels are batch-invariant, so
-//! a request's result does not depend on what it was batched with.
+//! Seeded samplers per request and batch-invariant kernels: a result does not depend on its batch.
 
 use std::path::Path;
 use std::time::Instant;
@@ -353,11 +352,8 @@ impl Engine {
                         rest = tail2;
                         base = i + 1;
                     }
-                    // The step runs on a pool thread (`scope` moves it there), which then
-                    // takes part in the kernels' parallel loops instead of sleeping until the
-                    // workers finish each one (decode 5-20% faster on 2 cores, BENCHMARKS.md).
-                    let model = &mut self.model;
-                    rayon::scope(|_| model.forward(&mut inputs))
+                    // On a pool thread, which works the kernels' loops instead of sleeping on them.
+                    rayon::scope(|_| self.model.forward(&mut inputs))
                 };
                 self.stats.forward_steps += 1;
                 self.stats.batched_seqs += chosen.len() as u64;
