@@ -100,8 +100,36 @@ pub fn named_places(
             home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
                 || names_place(o)
                 || parts.iter().any(|part| !shared(part))
+                || names_by_owner(&text, o, &leaves, &p)
         })
         .collect()
+}
+
+/// Whether `text` names a place called for its owner ("Monica's apartment") by the owner's
+/// first name and one of its parts ("Monica's kitchen", even where other buildings have a
+/// kitchen) or by the bare possessive ("dinner at Monica's.", "Monica's place").
+fn names_by_owner(text: &str, option: &str, leaves: &[Vec<String>], path: &[String]) -> bool {
+    let option = option.to_lowercase().replace('\u{2019}', "'");
+    let Some((owner, _)) = option.split_once("'s ") else {
+        return false;
+    };
+    let first = owner.split_whitespace().next().unwrap_or(owner);
+    let possessive = format!("{first}'s");
+    let bare = text.match_indices(&possessive).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let rest = text[i + possessive.len()..].trim_start();
+        !before.is_some_and(char::is_alphanumeric)
+            && (!rest.starts_with(char::is_alphanumeric) || rest.starts_with("place"))
+    });
+    bare || leaves
+        .iter()
+        .filter(|l| l.len() > path.len() && l.starts_with(path))
+        .flat_map(|l| l[path.len()..].iter())
+        .any(|part| {
+            let part = part.to_lowercase();
+            let part = part.strip_prefix("the ").unwrap_or(&part);
+            has_phrase(text, &format!("{possessive} {part}"))
+        })
 }
 
 /// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
@@ -215,5 +243,16 @@ mod tests {
         assert_eq!(named("walk to the kitchen", &flat), ["Kitchen"]);
         // A room only one building has still names it.
         assert_eq!(named("sit in the bridal suite", &[]).len(), 1);
+        // The owner's first name says which building's kitchen; so does "at Monica's".
+        assert_eq!(
+            named("Joey Tribbiani enters Monica's kitchen", &[]),
+            ["Monica's apartment"]
+        );
+        assert_eq!(
+            named("cross the hall for breakfast at Monica's.", &[]),
+            ["Monica's apartment"]
+        );
+        assert_eq!(named("Joey's living room", &[]), ["Joey's apartment"]);
+        assert!(named("look at Monica's food bowl", &[]).is_empty());
     }
 }
