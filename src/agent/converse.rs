@@ -100,6 +100,44 @@ fn strip_speaker(text: &str, names: &[&str]) -> String {
         .to_string()
 }
 
+/// Whether an utterance is out of its speaker's voice: it names the speaker by their own
+/// first name other than in an introduction ("I'm Joey", "my name is Joey", "it's Joey"),
+/// repeats the context's "is feeling distant/close to", or is an assistant's refusal ("I'm
+/// sorry, but I can't assist with that").
+pub fn out_of_voice(text: &str, speaker: &str) -> bool {
+    let t = text.to_lowercase().replace('\u{2019}', "'");
+    let first = speaker
+        .split_whitespace()
+        .next()
+        .unwrap_or(speaker)
+        .to_lowercase();
+    let words: Vec<&str> = t
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let self_named = words.iter().enumerate().any(|(i, w)| {
+        let w = w.strip_suffix("'s").unwrap_or(w);
+        let before = |k: usize| i.checked_sub(k).map(|j| words[j]);
+        w == first
+            && !matches!(before(1), Some("i'm" | "it's" | "this's"))
+            && !(before(1) == Some("is") && matches!(before(2), Some("name" | "this" | "it")))
+            && !(before(1) == Some("am") && before(2) == Some("i"))
+    });
+    // An assistant's refusal, not a person talking.
+    let refusal = [
+        "assist with",
+        "as an ai",
+        "language model",
+        "information about what",
+    ]
+    .iter()
+    .any(|p| t.contains(p));
+    let closeness = ["distant", "close"].iter().any(|c| {
+        t.contains(&format!("feeling {c} to")) || t.contains(&format!("close to {first}"))
+    });
+    self_named || closeness || refusal
+}
+
 /// Runs a conversation between `a` and `b` if either wants one.
 pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Option<Conversation> {
     let pair = [a, b];
@@ -153,6 +191,16 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         };
         let text = strip_speaker(&line, &[&me.state.name, &other.name]);
         if text.is_empty() || turns.iter().any(|t| t.text == text) {
+            break;
+        }
+        if out_of_voice(&text, &me.state.name) {
+            // The model spoke for the other or read out the context: the talk ends here.
+            mind.fallback(
+                "utterance",
+                "out of the speaker's voice",
+                &text,
+                "end the conversation",
+            );
             break;
         }
         turns.push(Turn {
@@ -214,6 +262,25 @@ mod tests {
         assert_eq!(closeness_delta(true), 1);
         assert_eq!(closeness_delta(false), -1);
         assert_eq!(MAX_TURNS, 10, "the paper's turn cap");
+    }
+
+    #[test]
+    fn utterances_out_of_the_speakers_voice_are_found() {
+        let joey = "Joey Tribbiani";
+        assert!(out_of_voice(
+            "Sounds good, Joey! Let's grab a coffee.",
+            joey
+        ));
+        assert!(out_of_voice("I'm feeling distant to Monica Geller.", joey));
+        assert!(out_of_voice("Joey's hungry again.", joey));
+        assert!(!out_of_voice("Hey Monica, what's for breakfast?", joey));
+        assert!(!out_of_voice("Hi, I'm Joey. I live across the hall.", joey));
+        assert!(!out_of_voice("My name is Joey, nice to meet you.", joey));
+        assert!(!out_of_voice("I feel close to you, Monica.", joey));
+        assert!(out_of_voice(
+            "I'm sorry, but I can't assist with that.",
+            joey
+        ));
     }
 
     #[test]

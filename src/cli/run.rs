@@ -456,6 +456,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         row("place fits the activity", p);
     }
     row("utterances without labels", &q.clean_utterances);
+    row("utterances in the speaker's voice", &q.own_voice_utterances);
     Ok(())
 }
 

@@ -15,12 +15,17 @@
 //!   (a 15-minute plan that starts the day again at 3 pm);
 //! - **place fits the activity** (with an embedder): the agent's place is among the third of
 //!   the world's places most similar to the activity (cosine of sentence embeddings);
-//! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)").
+//! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)");
+//! - **utterances out of the speaker's voice**: the speaker named by their own first name
+//!   ("Sounds good, Joey!" said by Joey; an introduction, "I'm Joey", is fine), the context's
+//!   closeness sentence repeated ("I'm feeling distant to Joey Tribbiani"), or an assistant's
+//!   refusal ("I'm sorry, but I can't assist with that").
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::agent::converse::out_of_voice;
 use crate::agent::plan::is_sleep;
 use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
@@ -90,6 +95,8 @@ pub struct QualityReport {
     pub place_fits_activity: Option<Share>,
     /// Utterances without speaker labels or stage directions.
     pub clean_utterances: Share,
+    /// Utterances in the speaker's own voice ([`out_of_voice`] false).
+    pub own_voice_utterances: Share,
 }
 
 /// Whether at least 90% of `text`'s letters are in `script` (text without letters passes),
@@ -209,6 +216,10 @@ pub fn quality(
                         .add(!has_label_or_direction(text, &names), || {
                             format!("{}: {text}", turn.name)
                         });
+                    r.own_voice_utterances
+                        .add(!out_of_voice(text, &turn.name), || {
+                            format!("{}: {text}", turn.name)
+                        });
                 }
             }
         }
@@ -224,6 +235,7 @@ pub fn quality(
         no_restart_after_noon: r.no_restart_after_noon.done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
         clean_utterances: r.clean_utterances.done(),
+        own_voice_utterances: r.own_voice_utterances.done(),
     }
 }
 

@@ -40,8 +40,10 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// the name of one of its parts, as whole words in any case, a leading "The" left out and a
 /// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
 /// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
-/// the first name ("John's bedroom"); the agent's home by "home" (not when leaving it). A
-/// part that several options hold (a kitchen in two buildings) names none of them.
+/// the first name ("John's bedroom"); the agent's own bedroom by bed, sleep or a nap; the
+/// agent's home by "home" (not when leaving it); a place called for its owner by the owner's
+/// first name and a part ("Monica's kitchen") or a bare "at Monica's". A part that several
+/// options hold (a kitchen in two buildings) names none of them otherwise.
 pub fn named_places(
     world: &World,
     name: &str,
@@ -51,6 +53,10 @@ pub fn named_places(
 ) -> Vec<bool> {
     let text = activity.to_lowercase().replace('\u{2019}', "'");
     let me = name.to_lowercase();
+    // "go to bed", "take a nap": the agent's own bedroom.
+    let sleeps = ["bed", "sleep", "sleeping", "asleep", "nap", "napping"]
+        .iter()
+        .any(|w| has_phrase(&text, w));
     let names_place = |place: &str| {
         let place = place.to_lowercase().replace('\u{2019}', "'");
         let bare = place.strip_prefix("the ").unwrap_or(&place);
@@ -62,10 +68,11 @@ pub fn named_places(
         };
         let first = owner.split_whitespace().next().unwrap_or(owner);
         has_phrase(&text, &format!("{first}'s {rest}"))
-            || (owner == me
-                && ["his", "her", "their", "my", "own"]
+            || ((owner == me || Some(owner) == me.split_whitespace().next())
+                && (["his", "her", "their", "my", "own"]
                     .iter()
-                    .any(|p| has_phrase(&text, &format!("{p} {rest}"))))
+                    .any(|p| has_phrase(&text, &format!("{p} {rest}")))
+                    || (rest == "bedroom" && sleeps)))
     };
     // "walk home", "at home": the agent's home and the places in it, unless leaving it.
     let home = world
@@ -209,6 +216,16 @@ mod tests {
             ["John Lin's bedroom"]
         );
         assert!(named("Eddy Lin", "play the piano", &house).is_empty());
+        // Bed, sleep or a nap: the agent's own bedroom, not another's.
+        assert_eq!(
+            named("Eddy Lin", "Eddy Lin goes to bed.", &house),
+            ["Eddy Lin's bedroom"]
+        );
+        assert_eq!(
+            named("John Lin", "take a nap before dinner", &house),
+            ["John Lin's bedroom"]
+        );
+        assert!(named("John Lin", "make breakfast", &house).is_empty());
         // "home" is the agent's home and every room in it, except when leaving.
         assert_eq!(
             named("John Lin", "close the shop and walk home", &[]),
@@ -254,5 +271,11 @@ mod tests {
         );
         assert_eq!(named("Joey's living room", &[]), ["Joey's apartment"]);
         assert!(named("look at Monica's food bowl", &[]).is_empty());
+        // A room named for the first name is the agent's own ("Joey's bedroom").
+        let opts = options(&world, &[]);
+        let joey = named_places(&world, "Joey Tribbiani", "go to bed", &[], &opts);
+        let named_for_joey: Vec<_> = opts.iter().zip(joey).filter(|(_, n)| *n).collect();
+        assert_eq!(named_for_joey.len(), 1);
+        assert_eq!(*named_for_joey[0].0, "Joey's apartment");
     }
 }
