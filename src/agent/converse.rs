@@ -118,10 +118,13 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
     let self_named = words.iter().enumerate().any(|(i, w)| {
         let w = w.strip_suffix("'s").unwrap_or(w);
         let before = |k: usize| i.checked_sub(k).map(|j| words[j]);
-        w == first
-            && !matches!(before(1), Some("i'm" | "it's" | "this's"))
-            && !(before(1) == Some("is") && matches!(before(2), Some("name" | "this" | "it")))
-            && !(before(1) == Some("am") && before(2) == Some("i"))
+        let introduction = matches!(
+            (before(2), before(1)),
+            (_, Some("i'm" | "it's" | "this's"))
+                | (Some("name" | "this" | "it"), Some("is"))
+                | (Some("i"), Some("am"))
+        );
+        w == first && !introduction
     });
     // An assistant's refusal, not a person talking.
     let refusal = [
