@@ -135,9 +135,9 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
     ]
     .iter()
     .any(|p| t.contains(p));
-    let closeness = ["distant", "close"].iter().any(|c| {
-        t.contains(&format!("feeling {c} to")) || t.contains(&format!("close to {first}"))
-    });
+    let closeness = ["distant", "close"]
+        .iter()
+        .any(|c| t.contains(&format!("feeling {c} to")));
     self_named || closeness || refusal
 }
 

@@ -28,7 +28,7 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
         .iter()
         .map(|o| {
             let leaf = world.locations.is_leaf(&child(parent, o));
-            let o = o.to_lowercase().replace('\u{2019}', "'");
+            let o = lower(o);
             leaf && owners
                 .iter()
                 .any(|(full, first)| o.contains(full.as_str()) || o.contains(first.as_str()))
@@ -51,14 +51,14 @@ pub fn named_places(
     parent: &[String],
     options: &[&str],
 ) -> Vec<bool> {
-    let text = activity.to_lowercase().replace('\u{2019}', "'");
+    let text = lower(activity);
     let me = name.to_lowercase();
     // "go to bed", "take a nap": the agent's own bedroom.
     let sleeps = ["bed", "sleep", "sleeping", "asleep", "nap", "napping"]
         .iter()
         .any(|w| has_phrase(&text, w));
     let names_place = |place: &str| {
-        let place = place.to_lowercase().replace('\u{2019}', "'");
+        let place = lower(place);
         let bare = place.strip_prefix("the ").unwrap_or(&place);
         if has_phrase(&text, bare) {
             return true;
@@ -81,9 +81,9 @@ pub fn named_places(
         .find(|a| a.name == name)
         .and_then(|a| a.home())
         .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
-    // The parts each option holds that the activity names.
+    // The parts each option holds (lowercased), and those the activity names.
     let leaves = world.locations.leaves();
-    let parts: Vec<BTreeSet<String>> = options
+    let held: Vec<BTreeSet<String>> = options
         .iter()
         .map(|o| {
             let p = child(parent, o);
@@ -91,32 +91,40 @@ pub fn named_places(
                 .iter()
                 .filter(|l| l.len() > p.len() && l.starts_with(&p))
                 .flat_map(|l| l[p.len()..].iter())
-                .filter(|part| names_place(part))
-                .map(|part| part.to_lowercase())
+                .map(|part| lower(part))
                 .collect()
         })
         .collect();
+    let named: Vec<BTreeSet<&String>> = held
+        .iter()
+        .map(|parts| parts.iter().filter(|part| names_place(part)).collect())
+        .collect();
     // A part that two options hold ("the kitchen" of two flats and a restaurant) names none
     // of them: it says which room, not which building.
-    let shared = |part: &String| parts.iter().filter(|ps| ps.contains(part)).count() > 1;
+    let shared = |part: &String| named.iter().filter(|ps| ps.contains(part)).count() > 1;
     options
         .iter()
-        .zip(&parts)
-        .map(|(o, parts)| {
+        .zip(held.iter().zip(&named))
+        .map(|(o, (held, named))| {
             let p = child(parent, o);
             home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
                 || names_place(o)
-                || parts.iter().any(|part| !shared(part))
-                || names_by_owner(&text, o, &leaves, &p)
+                || named.iter().any(|part| !shared(part))
+                || names_by_owner(&text, o, held)
         })
         .collect()
 }
 
+/// Lowercase, with typographic apostrophes as plain ones ("Monica’s" and "monica's" match).
+fn lower(s: &str) -> String {
+    s.to_lowercase().replace('\u{2019}', "'")
+}
+
 /// Whether `text` names a place called for its owner ("Monica's apartment") by the owner's
-/// first name and one of its parts ("Monica's kitchen", even where other buildings have a
-/// kitchen) or by the bare possessive ("dinner at Monica's.", "Monica's place").
-fn names_by_owner(text: &str, option: &str, leaves: &[Vec<String>], path: &[String]) -> bool {
-    let option = option.to_lowercase().replace('\u{2019}', "'");
+/// first name and one of the parts it holds ("Monica's kitchen", even where other buildings
+/// have a kitchen) or by the bare possessive ("dinner at Monica's.", "Monica's place").
+fn names_by_owner(text: &str, option: &str, held: &BTreeSet<String>) -> bool {
+    let option = lower(option);
     let Some((owner, _)) = option.split_once("'s ") else {
         return false;
     };
@@ -128,15 +136,10 @@ fn names_by_owner(text: &str, option: &str, leaves: &[Vec<String>], path: &[Stri
         !before.is_some_and(char::is_alphanumeric)
             && (!rest.starts_with(char::is_alphanumeric) || rest.starts_with("place"))
     });
-    bare || leaves
-        .iter()
-        .filter(|l| l.len() > path.len() && l.starts_with(path))
-        .flat_map(|l| l[path.len()..].iter())
-        .any(|part| {
-            let part = part.to_lowercase();
-            let part = part.strip_prefix("the ").unwrap_or(&part);
-            has_phrase(text, &format!("{possessive} {part}"))
-        })
+    bare || held.iter().any(|part| {
+        let part = part.strip_prefix("the ").unwrap_or(part);
+        has_phrase(text, &format!("{possessive} {part}"))
+    })
 }
 
 /// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
