@@ -7,6 +7,8 @@
 //! attention runs per sequence over its own cache. No padding, so nothing to mask, and a
 //! sequence's logits are bit-identical whatever shares its batch.
 
+use rayon::prelude::*;
+
 use super::config::Config;
 use super::error::{LlmError, Result};
 use super::gguf::GgufFile;
@@ -512,7 +514,7 @@ impl Model {
         if work * cfg.n_heads * hd < 200_000 {
             jobs.iter().for_each(run);
         } else {
-            kernels::team::for_each(jobs.len(), &|j| run(&jobs[j]));
+            jobs.par_iter().for_each(run);
         }
     }
 }

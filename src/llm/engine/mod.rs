@@ -10,6 +10,7 @@
 
 use std::path::Path;
 use std::time::Instant;
+
 mod apply;
 mod filter;
 mod options;
@@ -22,7 +23,6 @@ use super::config::Config;
 use super::error::{LlmError, Result};
 use super::footprint::{self, LoadShape};
 use super::gguf::GgufFile;
-use super::kernels::team::awake;
 use super::kv::{SeqCache, SharedPrefix};
 use super::model::{LogitsFor, SeqInput};
 use super::prefix::{prefix_tree, PrefixCache, PrefixNode};
@@ -352,8 +352,8 @@ impl Engine {
                         rest = tail2;
                         base = i + 1;
                     }
-                    // On a pool thread, with the kernels' helpers awake through the step.
-                    rayon::scope(|_| awake(|| self.model.forward(&mut inputs)))
+                    // On a pool thread, which works the kernels' loops instead of sleeping on them.
+                    rayon::scope(|_| self.model.forward(&mut inputs))
                 };
                 self.stats.forward_steps += 1;
                 self.stats.batched_seqs += chosen.len() as u64;

@@ -143,15 +143,12 @@ pub fn quantize_row_q8k(x: &[f32], out: &mut [BlockQ8K]) {
 
 /// Rows of `cols` values (a multiple of 256) quantized, row r's blocks at `r · cols/256`.
 pub fn quantize_rows_q8k(x: &[f32], cols: usize) -> Vec<BlockQ8K> {
+    use rayon::prelude::*;
     let nb = cols / QK_K;
-    let rows = x.len() / cols;
-    let mut xq = vec![BlockQ8K::default(); rows * nb];
-    let out = super::SendPtr(xq.as_mut_ptr());
-    super::team::for_each(rows, &|r| {
-        // SAFETY: each row writes only its own blocks r·nb..(r+1)·nb of `xq`.
-        let b = unsafe { std::slice::from_raw_parts_mut(out.get().add(r * nb), nb) };
-        quantize_row_q8k(&x[r * cols..(r + 1) * cols], b);
-    });
+    let mut xq = vec![BlockQ8K::default(); x.len() / cols * nb];
+    xq.par_chunks_mut(nb)
+        .zip(x.par_chunks(cols))
+        .for_each(|(b, r)| quantize_row_q8k(r, b));
     xq
 }
 

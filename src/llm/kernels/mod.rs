@@ -6,6 +6,8 @@
 //! sequence of operations whatever the number of rows in the batch or their grouping, so a
 //! sequence's logits do not depend on what else is in its batch (bit-for-bit).
 
+use rayon::prelude::*;
+
 /// Values per quantization block.
 pub const QK: usize = 32;
 
@@ -59,19 +61,14 @@ pub(crate) fn prefetch(at: *const u8, len: usize) {
     }
 }
 
-/// A raw pointer that parallel tasks may share for disjoint writes.
-pub(crate) struct SendPtr<T = f32>(pub(crate) *mut T);
-impl<T> Clone for SendPtr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for SendPtr<T> {}
-// SAFETY: used only for disjoint writes from parallel tasks.
-unsafe impl<T> Send for SendPtr<T> {}
-unsafe impl<T> Sync for SendPtr<T> {}
-impl<T> SendPtr<T> {
-    pub(crate) fn get(self) -> *mut T {
+/// A raw pointer that rayon tasks may share for disjoint writes.
+#[derive(Clone, Copy)]
+pub(crate) struct SendPtr(pub(crate) *mut f32);
+// SAFETY: used only for disjoint writes from rayon tasks.
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+impl SendPtr {
+    pub(crate) fn get(self) -> *mut f32 {
         self.0
     }
 }
@@ -91,7 +88,7 @@ fn par_over_rows(n_out: usize, t: usize, row_bytes: usize, f: impl Fn(usize, usi
     let by_size = (128 * 1024 / row_bytes.max(1)).max(4);
     let by_threads = n_out.div_ceil(threads * 4);
     let step = by_size.min(by_threads).max(1);
-    team::for_each(n_out.div_ceil(step), &|c| {
+    (0..n_out.div_ceil(step)).into_par_iter().for_each(|c| {
         let n0 = c * step;
         f(n0, (n0 + step).min(n_out));
     });
@@ -289,7 +286,7 @@ mod kquant_avx2;
 mod kquant_avx512;
 #[cfg(target_arch = "x86_64")]
 mod q8_panels;
-pub(crate) mod team;
+
 mod weight;
 
 pub use kquant::KQuant;

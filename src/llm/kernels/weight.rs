@@ -422,14 +422,10 @@ impl Weight {
 /// The rows of `x` (`cols` wide) quantized to Q8_0 blocks, row-major.
 fn quantize_rows_q8(x: &[f32], cols: usize) -> Vec<BlockQ8> {
     let nb = cols / QK;
-    let rows = x.len() / cols;
-    let mut xq = vec![BlockQ8::default(); rows * nb];
-    let out = SendPtr(xq.as_mut_ptr());
-    super::team::for_each(rows, &|r| {
-        // SAFETY: each row writes only its own blocks r·nb..(r+1)·nb of `xq`.
-        let b = unsafe { std::slice::from_raw_parts_mut(out.get().add(r * nb), nb) };
-        quantize_row(&x[r * cols..(r + 1) * cols], b);
-    });
+    let mut xq = vec![BlockQ8::default(); x.len() / cols * nb];
+    xq.par_chunks_mut(nb)
+        .zip(x.par_chunks(cols))
+        .for_each(|(b, r)| quantize_row(r, b));
     xq
 }
 
