@@ -3,6 +3,8 @@
 //! alternates until one declines or the turn limit, then each judges whether they enjoyed
 //! it (closeness ±1) and how they feel.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use crate::world::Emotion;
@@ -132,6 +134,8 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
         "as an ai",
         "language model",
         "information about what",
+        "sorry, but i can't",
+        "sorry, but i cannot",
     ]
     .iter()
     .any(|p| t.contains(p));
@@ -139,6 +143,44 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
         .iter()
         .any(|c| t.contains(&format!("feeling {c} to")));
     self_named || closeness || refusal
+}
+
+/// Share of an utterance's word triples (or, under three words, character triples) found
+/// in one earlier line above which it counts as a repeat of that line.
+pub const REPEAT_SHARE: f32 = 0.6;
+
+/// Whether `text` mostly repeats one of the `earlier` lines of its conversation (either
+/// speaker's): at least [`REPEAT_SHARE`] of its word triples occur in that line. Small
+/// models at a turn's end often say their first line again with a word changed.
+pub fn repeats_earlier(text: &str, earlier: &[&str]) -> bool {
+    let norm = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .replace('\u{2019}', "'")
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    // Word triples, or character triples of a line under three words (a sentence of
+    // Chinese is one "word").
+    let grams = |t: &str| -> BTreeSet<String> {
+        let w = norm(t);
+        if w.len() >= 3 {
+            w.windows(3).map(|g| g.join(" ")).collect()
+        } else {
+            let c: Vec<char> = w.join(" ").chars().collect();
+            c.windows(3).map(|g| g.iter().collect()).collect()
+        }
+    };
+    let mine = grams(text);
+    if mine.is_empty() {
+        return earlier.iter().any(|e| norm(e) == norm(text));
+    }
+    earlier.iter().any(|e| {
+        let theirs = grams(e);
+        let shared = mine.iter().filter(|g| theirs.contains(*g)).count();
+        shared as f32 >= REPEAT_SHARE * mine.len() as f32
+    })
 }
 
 /// Runs a conversation between `a` and `b` if either wants one.
@@ -193,7 +235,18 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
             break;
         };
         let text = strip_speaker(&line, &[&me.state.name, &other.name]);
-        if text.is_empty() || turns.iter().any(|t| t.text == text) {
+        if text.is_empty() {
+            break;
+        }
+        let said: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
+        if repeats_earlier(&text, &said) {
+            // Nothing new to say: the talk has run its course.
+            mind.fallback(
+                "utterance",
+                "repeats an earlier line",
+                &text,
+                "end the conversation",
+            );
             break;
         }
         if out_of_voice(&text, &me.state.name) {
@@ -284,6 +337,43 @@ mod tests {
             "I'm sorry, but I can't assist with that.",
             joey
         ));
+        assert!(out_of_voice("I'm sorry, but I can't help with that.", joey));
+    }
+
+    #[test]
+    fn repeated_lines_are_found() {
+        // From a Big Bang Theory day (session 24): Sheldon's first line again, one word changed.
+        let said = [
+            "Hey, how's it going? I was just thinking about waking up and waiting for the \
+             bathroom. Do you have anything you need to do?",
+            "I'm okay, just wondering if I should take a shower.",
+        ];
+        assert!(repeats_earlier(
+            "Hey, I was just thinking about waking up and waiting for the bathroom. Do you \
+             have anything you need to do?",
+            &said
+        ));
+        assert!(repeats_earlier(
+            "I'm fine, just wondering if I should take a shower.",
+            &said
+        ));
+        // Agreeing with the other's idea in one's own words is not a repeat.
+        let said = ["How about we try going to a restaurant together?"];
+        assert!(!repeats_earlier(
+            "I know, I know. Let's go to a restaurant together.",
+            &said
+        ));
+        assert!(!repeats_earlier(
+            "That's great to hear! How about you?",
+            &said
+        ));
+        assert!(repeats_earlier("Okay!", &["okay"]));
+        assert!(!repeats_earlier("Okay!", &[]));
+        assert!(repeats_earlier(
+            "我们一起去吃饭吧",
+            &["好的，我们一起去吃饭吧！"]
+        ));
+        assert!(!repeats_earlier("今天天气很好", &["我们一起去吃饭吧"]));
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::agent::converse::out_of_voice;
+use crate::agent::converse::{out_of_voice, repeats_earlier};
 use crate::agent::plan::is_sleep;
 use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
@@ -97,6 +97,9 @@ pub struct QualityReport {
     pub clean_utterances: Share,
     /// Utterances in the speaker's own voice ([`out_of_voice`] false).
     pub own_voice_utterances: Share,
+    /// Utterances that do not repeat an earlier line of their conversation
+    /// ([`repeats_earlier`] false).
+    pub fresh_utterances: Share,
 }
 
 /// Whether at least 90% of `text`'s letters are in `script` (text without letters passes),
@@ -210,8 +213,13 @@ pub fn quality(
         }
         for convs in st.conversations.values() {
             for conv in convs {
-                for turn in conv {
+                for (k, turn) in conv.iter().enumerate() {
                     let Some(text) = &turn.text else { continue };
+                    let said: Vec<&str> =
+                        conv[..k].iter().filter_map(|t| t.text.as_deref()).collect();
+                    r.fresh_utterances.add(!repeats_earlier(text, &said), || {
+                        format!("{}: {text}", turn.name)
+                    });
                     r.clean_utterances
                         .add(!has_label_or_direction(text, &names), || {
                             format!("{}: {text}", turn.name)
@@ -236,6 +244,7 @@ pub fn quality(
         place_fits_activity: r.place_fits_activity.map(Share::done),
         clean_utterances: r.clean_utterances.done(),
         own_voice_utterances: r.own_voice_utterances.done(),
+        fresh_utterances: r.fresh_utterances.done(),
     }
 }
 

@@ -42,14 +42,17 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
 /// the first name ("John's bedroom"); the agent's own bedroom by bed, sleep or a nap; the
 /// agent's home by "home" (not when leaving it); a place called for its owner by the owner's
-/// first name and a part ("Monica's kitchen") or a bare "at Monica's". A part that several
-/// options hold (a kitchen in two buildings) names none of them otherwise.
+/// first name and a part ("Monica's kitchen") or a bare "at Monica's"; a bathroom also by a
+/// shower, a bath, the toilet or teeth. A part that several options hold (a kitchen in two
+/// buildings) names the agent's home when the option the agent is in (`current`) has no
+/// such part ("play a game in the living room" at the office), and none of them otherwise.
 pub fn named_places(
     world: &World,
     name: &str,
     activity: &str,
     parent: &[String],
     options: &[&str],
+    current: Option<usize>,
 ) -> Vec<bool> {
     let text = lower(activity);
     let me = name.to_lowercase();
@@ -57,10 +60,14 @@ pub fn named_places(
     let sleeps = ["bed", "sleep", "sleeping", "asleep", "nap", "napping"]
         .iter()
         .any(|w| has_phrase(&text, w));
+    // "take a shower", "brush his teeth": a bathroom.
+    let washes = ["shower", "bath", "bathe", "toilet", "teeth"]
+        .iter()
+        .any(|w| has_phrase(&text, w));
     let names_place = |place: &str| {
         let place = lower(place);
         let bare = place.strip_prefix("the ").unwrap_or(&place);
-        if has_phrase(&text, bare) {
+        if has_phrase(&text, bare) || (bare == "bathroom" && washes) {
             return true;
         }
         let Some((owner, rest)) = bare.split_once("'s ") else {
@@ -74,13 +81,17 @@ pub fn named_places(
                     .any(|p| has_phrase(&text, &format!("{p} {rest}")))
                     || (rest == "bedroom" && sleeps)))
     };
-    // "walk home", "at home": the agent's home and the places in it, unless leaving it.
     let home = world
         .agents
         .iter()
         .find(|a| a.name == name)
-        .and_then(|a| a.home())
-        .filter(|_| has_phrase(&text, "home") && !text.contains("leav"));
+        .and_then(|a| a.home());
+    let is_home = |o: &str| {
+        let p = child(parent, o);
+        home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
+    };
+    // "walk home", "at home": the agent's home and the places in it, unless leaving it.
+    let says_home = has_phrase(&text, "home") && !text.contains("leav");
     // The parts each option holds (lowercased), and those the activity names.
     let leaves = world.locations.leaves();
     let held: Vec<BTreeSet<String>> = options
@@ -102,15 +113,18 @@ pub fn named_places(
     // A part that two options hold ("the kitchen" of two flats and a restaurant) names none
     // of them: it says which room, not which building.
     let shared = |part: &String| named.iter().filter(|ps| ps.contains(part)).count() > 1;
+    // Such a room the agent's building lacks is the one at home.
+    let lacked =
+        |part: &String| current.is_some_and(|c| held.get(c).is_some_and(|h| !h.contains(part)));
     options
         .iter()
         .zip(held.iter().zip(&named))
         .map(|(o, (held, named))| {
-            let p = child(parent, o);
-            home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
+            (says_home && is_home(o))
                 || names_place(o)
                 || named.iter().any(|part| !shared(part))
                 || names_by_owner(&text, o, held)
+                || (is_home(o) && named.iter().any(|part| lacked(part)))
         })
         .collect()
 }
@@ -181,7 +195,7 @@ mod tests {
         let top = options(&world, &[]);
         let named = |agent: &str, activity: &str, parent: &[String]| -> Vec<String> {
             let opts = options(&world, parent);
-            named_places(&world, agent, activity, parent, &opts)
+            named_places(&world, agent, activity, parent, &opts, None)
                 .into_iter()
                 .zip(&opts)
                 .filter(|(n, _)| *n)
@@ -248,7 +262,7 @@ mod tests {
         let top = options(&world, &[]);
         let named = |activity: &str, parent: &[String]| -> Vec<String> {
             let opts = options(&world, parent);
-            named_places(&world, "Rachel Green", activity, parent, &opts)
+            named_places(&world, "Rachel Green", activity, parent, &opts, None)
                 .into_iter()
                 .zip(&opts)
                 .filter(|(n, _)| *n)
@@ -276,9 +290,47 @@ mod tests {
         assert!(named("look at Monica's food bowl", &[]).is_empty());
         // A room named for the first name is the agent's own ("Joey's bedroom").
         let opts = options(&world, &[]);
-        let joey = named_places(&world, "Joey Tribbiani", "go to bed", &[], &opts);
+        let joey = named_places(&world, "Joey Tribbiani", "go to bed", &[], &opts, None);
         let named_for_joey: Vec<_> = opts.iter().zip(joey).filter(|(_, n)| *n).collect();
         assert_eq!(named_for_joey.len(), 1);
         assert_eq!(*named_for_joey[0].0, "Joey's apartment");
+    }
+
+    #[test]
+    fn a_room_the_agents_building_lacks_is_the_one_at_home() {
+        let world = World::parse(
+            include_str!("../../../worlds/big-bang-theory.toml"),
+            std::path::Path::new("worlds/big-bang-theory.toml"),
+        )
+        .unwrap();
+        let opts = options(&world, &[]);
+        let named = |agent: &str, activity: &str, at: &str| -> Vec<String> {
+            let current = opts.iter().position(|o| *o == at);
+            named_places(&world, agent, activity, &[], &opts, current)
+                .into_iter()
+                .zip(&opts)
+                .filter(|(n, _)| *n)
+                .map(|(_, o)| o.to_string())
+                .collect()
+        };
+        // From a Big Bang Theory day (session 24), both kept where they were.
+        assert_eq!(
+            named(
+                "Sheldon Cooper",
+                "play an online game in the living room",
+                "Caltech"
+            ),
+            ["Apartment 4A"]
+        );
+        assert_eq!(
+            named("Penny", "Penny takes a shower.", "The Cheesecake Factory"),
+            ["Apartment 4B"]
+        );
+        // Where the building has one, the room names no building: the agent stays.
+        assert!(named("Penny", "go to the bathroom", "Apartment 4B").is_empty());
+        assert!(named("Penny", "go to the kitchen", "The Cheesecake Factory").is_empty());
+        // Without knowing where the agent is, a shared room still names none.
+        let opts_named = named_places(&world, "Penny", "take a shower", &[], &opts, None);
+        assert!(opts_named.iter().all(|n| !n));
     }
 }

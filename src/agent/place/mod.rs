@@ -238,9 +238,10 @@ impl<'w> Descent<'w> {
                 0 => return None,
                 1 => self.path.push(options[0].to_string()),
                 _ => {
+                    let current = current_option(&self.location, &self.path, &options);
                     return Some(Choice {
                         parent: self.path.clone(),
-                        current: current_option(&self.location, &self.path, &options),
+                        current,
                         others: others_rooms(self.world, &self.name, &self.path, &options),
                         named: named_places(
                             self.world,
@@ -248,9 +249,10 @@ impl<'w> Descent<'w> {
                             &self.activity,
                             &self.path,
                             &options,
+                            current,
                         ),
                         options,
-                    })
+                    });
                 }
             }
         }
