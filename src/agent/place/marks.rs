@@ -45,7 +45,8 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// first name and a part ("Monica's kitchen") or a bare "at Monica's"; a bathroom also by a
 /// shower, a bath, the toilet or teeth. A part that several options hold (a kitchen in two
 /// buildings) names the agent's home when the option the agent is in (`current`) has no
-/// such part ("play a game in the living room" at the office), and none of them otherwise.
+/// such part ("play a game in the living room" at the office; not a bathroom break), and
+/// none of them otherwise.
 pub fn named_places(
     world: &World,
     name: &str,
@@ -60,14 +61,16 @@ pub fn named_places(
     let sleeps = ["bed", "sleep", "sleeping", "asleep", "nap", "napping"]
         .iter()
         .any(|w| has_phrase(&text, w));
-    // "take a shower", "brush his teeth": a bathroom.
-    let washes = ["shower", "bath", "bathe", "toilet", "teeth"]
+    // "take a shower", "brush his teeth": a bathroom, and one at home if the agent's building
+    // has none; "go to the bathroom", "use the toilet": the one where the agent is.
+    let washes = ["shower", "bath", "bathe", "teeth"]
         .iter()
         .any(|w| has_phrase(&text, w));
+    let toilet = has_phrase(&text, "toilet");
     let names_place = |place: &str| {
         let place = lower(place);
         let bare = place.strip_prefix("the ").unwrap_or(&place);
-        if has_phrase(&text, bare) || (bare == "bathroom" && washes) {
+        if has_phrase(&text, bare) || (bare == "bathroom" && (washes || toilet)) {
             return true;
         }
         let Some((owner, rest)) = bare.split_once("'s ") else {
@@ -113,9 +116,12 @@ pub fn named_places(
     // A part that two options hold ("the kitchen" of two flats and a restaurant) names none
     // of them: it says which room, not which building.
     let shared = |part: &String| named.iter().filter(|ps| ps.contains(part)).count() > 1;
-    // Such a room the agent's building lacks is the one at home.
-    let lacked =
-        |part: &String| current.is_some_and(|c| held.get(c).is_some_and(|h| !h.contains(part)));
+    // Such a room the agent's building lacks is the one at home, except a bathroom wanted
+    // for itself (at work one uses the one there, whatever the world lists).
+    let lacked = |part: &String| {
+        (part != "bathroom" || washes)
+            && current.is_some_and(|c| held.get(c).is_some_and(|h| !h.contains(part)))
+    };
     options
         .iter()
         .zip(held.iter().zip(&named))
@@ -326,6 +332,13 @@ mod tests {
             named("Penny", "Penny takes a shower.", "The Cheesecake Factory"),
             ["Apartment 4B"]
         );
+        // A bathroom break at work is taken there, not at home.
+        assert!(named(
+            "Leonard Hofstadter",
+            "Take a break and go to the bathroom.",
+            "Caltech"
+        )
+        .is_empty());
         // Where the building has one, the room names no building: the agent stays.
         assert!(named("Penny", "go to the bathroom", "Apartment 4B").is_empty());
         assert!(named("Penny", "go to the kitchen", "The Cheesecake Factory").is_empty());
