@@ -102,21 +102,30 @@ fn strip_speaker(text: &str, names: &[&str]) -> String {
         .to_string()
 }
 
+/// Lowercase, with typographic apostrophes as plain ones.
+fn lower(text: &str) -> String {
+    text.to_lowercase().replace('\u{2019}', "'")
+}
+
+/// The words of lowercased text: letters and digits, apostrophes inside ("i'm", "joey's").
+fn words(t: &str) -> Vec<&str> {
+    t.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// Whether an utterance is out of its speaker's voice: it names the speaker by their own
 /// first name other than in an introduction ("I'm Joey", "my name is Joey", "it's Joey"),
 /// repeats the context's "is feeling distant/close to", or is an assistant's refusal ("I'm
 /// sorry, but I can't assist with that").
 pub fn out_of_voice(text: &str, speaker: &str) -> bool {
-    let t = text.to_lowercase().replace('\u{2019}', "'");
+    let t = lower(text);
     let first = speaker
         .split_whitespace()
         .next()
         .unwrap_or(speaker)
         .to_lowercase();
-    let words: Vec<&str> = t
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = words(&t);
     let self_named = words.iter().enumerate().any(|(i, w)| {
         let w = w.strip_suffix("'s").unwrap_or(w);
         let before = |k: usize| i.checked_sub(k).map(|j| words[j]);
@@ -154,12 +163,8 @@ pub const REPEAT_SHARE: f32 = 0.6;
 /// models at a turn's end often say their first line again with a word changed.
 pub fn repeats_earlier(text: &str, earlier: &[&str]) -> bool {
     let norm = |t: &str| -> Vec<String> {
-        t.to_lowercase()
-            .replace('\u{2019}', "'")
-            .split(|c: char| !c.is_alphanumeric() && c != '\'')
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
+        let t = lower(t);
+        words(&t).into_iter().map(str::to_string).collect()
     };
     // Word triples, or character triples of a line under three words (a sentence of
     // Chinese is one "word").

@@ -192,21 +192,41 @@ pub fn current_option(location: &[String], path: &[String], options: &[&str]) ->
 #[cfg(test)]
 mod tests {
     use super::super::options;
+    use std::path::Path;
+
     use super::super::tests::lin;
     use super::*;
+
+    /// A bundled world by file name.
+    fn bundled(file: &str) -> World {
+        let path = format!("{}/worlds/{file}", env!("CARGO_MANIFEST_DIR"));
+        World::parse(&std::fs::read_to_string(&path).unwrap(), Path::new(&path)).unwrap()
+    }
+
+    /// The options under `parent` that `activity` names for `agent`, by name.
+    fn named_in(
+        world: &World,
+        agent: &str,
+        activity: &str,
+        parent: &[String],
+        current: Option<&str>,
+    ) -> Vec<String> {
+        let opts = options(world, parent);
+        let current = current.and_then(|c| opts.iter().position(|o| *o == c));
+        named_places(world, agent, activity, parent, &opts, current)
+            .into_iter()
+            .zip(&opts)
+            .filter(|(n, _)| *n)
+            .map(|(_, o)| o.to_string())
+            .collect()
+    }
 
     #[test]
     fn an_activity_names_a_place_by_its_name_a_part_or_a_possessive() {
         let world = lin();
         let top = options(&world, &[]);
-        let named = |agent: &str, activity: &str, parent: &[String]| -> Vec<String> {
-            let opts = options(&world, parent);
-            named_places(&world, agent, activity, parent, &opts, None)
-                .into_iter()
-                .zip(&opts)
-                .filter(|(n, _)| *n)
-                .map(|(_, o)| o.to_string())
-                .collect()
+        let named = |agent: &str, activity: &str, parent: &[String]| {
+            named_in(&world, agent, activity, parent, None)
         };
         assert_eq!(top.len(), 5, "{top:?}");
         // A part names its building; "the" and case do not matter.
@@ -260,20 +280,10 @@ mod tests {
 
     #[test]
     fn a_room_that_several_buildings_have_names_none_of_them() {
-        let world = World::parse(
-            include_str!("../../../worlds/friends.toml"),
-            std::path::Path::new("worlds/friends.toml"),
-        )
-        .unwrap();
+        let world = bundled("friends.toml");
         let top = options(&world, &[]);
-        let named = |activity: &str, parent: &[String]| -> Vec<String> {
-            let opts = options(&world, parent);
-            named_places(&world, "Rachel Green", activity, parent, &opts, None)
-                .into_iter()
-                .zip(&opts)
-                .filter(|(n, _)| *n)
-                .map(|(_, o)| o.to_string())
-                .collect()
+        let named = |activity: &str, parent: &[String]| {
+            named_in(&world, "Rachel Green", activity, parent, None)
         };
         assert!(top.len() >= 4, "{top:?}");
         // Two flats and a restaurant have a kitchen: the line names no building...
@@ -295,29 +305,17 @@ mod tests {
         assert_eq!(named("Joey's living room", &[]), ["Joey's apartment"]);
         assert!(named("look at Monica's food bowl", &[]).is_empty());
         // A room named for the first name is the agent's own ("Joey's bedroom").
-        let opts = options(&world, &[]);
-        let joey = named_places(&world, "Joey Tribbiani", "go to bed", &[], &opts, None);
-        let named_for_joey: Vec<_> = opts.iter().zip(joey).filter(|(_, n)| *n).collect();
-        assert_eq!(named_for_joey.len(), 1);
-        assert_eq!(*named_for_joey[0].0, "Joey's apartment");
+        assert_eq!(
+            named_in(&world, "Joey Tribbiani", "go to bed", &[], None),
+            ["Joey's apartment"]
+        );
     }
 
     #[test]
     fn a_room_the_agents_building_lacks_is_the_one_at_home() {
-        let world = World::parse(
-            include_str!("../../../worlds/big-bang-theory.toml"),
-            std::path::Path::new("worlds/big-bang-theory.toml"),
-        )
-        .unwrap();
-        let opts = options(&world, &[]);
-        let named = |agent: &str, activity: &str, at: &str| -> Vec<String> {
-            let current = opts.iter().position(|o| *o == at);
-            named_places(&world, agent, activity, &[], &opts, current)
-                .into_iter()
-                .zip(&opts)
-                .filter(|(n, _)| *n)
-                .map(|(_, o)| o.to_string())
-                .collect()
+        let world = bundled("big-bang-theory.toml");
+        let named = |agent: &str, activity: &str, at: &str| {
+            named_in(&world, agent, activity, &[], Some(at))
         };
         // From a Big Bang Theory day (session 24), both kept where they were.
         assert_eq!(
@@ -343,7 +341,6 @@ mod tests {
         assert!(named("Penny", "go to the bathroom", "Apartment 4B").is_empty());
         assert!(named("Penny", "go to the kitchen", "The Cheesecake Factory").is_empty());
         // Without knowing where the agent is, a shared room still names none.
-        let opts_named = named_places(&world, "Penny", "take a shower", &[], &opts, None);
-        assert!(opts_named.iter().all(|n| !n));
+        assert!(named_in(&world, "Penny", "take a shower", &[], None).is_empty());
     }
 }
