@@ -268,6 +268,19 @@ fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
     let stdout = util::ok(&out);
     assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
     util::ok(&util::humanoid(&["check", d]));
+    // The quality report on the real run: the first two steps' activities are actions in
+    // the world's script, none cut off mid-phrase.
+    let report = util::ok(&util::humanoid(&["check", d, "--quality", "--json"]));
+    let json = report.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    let quality: serde_json::Value = serde_json::from_str(json).unwrap();
+    for line in [
+        "activities_in_script",
+        "activities_are_actions",
+        "whole_activities",
+    ] {
+        assert_eq!(quality[line]["share"], 1.0, "{line}: {quality}");
+        assert_eq!(quality[line]["total"], 4, "{line}: {quality}");
+    }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["counters"]["fallbacks"], 0, "{summary}");

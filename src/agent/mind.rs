@@ -343,17 +343,27 @@ impl<'a> Mind<'a> {
         let text = self
             .generated(purpose, r.into_iter().next().unwrap_or_else(missing))
             .unwrap_or_default();
-        let parsed = constrain::parse_plan(&text)
-            .into_iter()
-            .map(|(m, a)| {
-                let cut = a.chars().count() >= max_activity_chars;
+        (plan_lines(&text, max_activity_chars), text)
+    }
+}
+
+/// The well-formed lines of a generated plan with their activities cleaned, a line that
+/// reached `max_activity_chars` ended where it can ([`end_of_cut_line`]). Line by line, so
+/// that a cut line is known by its length before its trailing spaces are trimmed
+/// ("... and prepares the " is 60 characters, 59 after).
+pub fn plan_lines(text: &str, max_activity_chars: usize) -> Vec<PlanLine> {
+    text.split('\n')
+        .flat_map(|line| {
+            let raw = crate::formats::clock::split_plan_line(line)
+                .map_or(0, |(_, a)| a.trim_end_matches('\r').chars().count());
+            constrain::parse_plan(line).into_iter().map(move |(m, a)| {
+                let cut = raw >= max_activity_chars;
                 let a = if cut { end_of_cut_line(&a) } else { a };
                 PlanLine::new(m, clean_activity(&a))
             })
-            .filter(|l| !l.activity.is_empty())
-            .collect();
-        (parsed, text)
-    }
+        })
+        .filter(|l| !l.activity.is_empty())
+        .collect()
 }
 
 /// The result used when a batch returned fewer results than requests (never expected).
@@ -435,13 +445,26 @@ pub fn clean_activity(text: &str) -> String {
 /// ("... opening the delivery box and") loses it.
 const DANGLING: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "by", "for", "with",
-    "from", "into", "his", "her", "their", "my", "its", "while", "as", "some",
+    "from", "into", "his", "her", "their", "my", "its", "while", "as", "some", "if", "that",
+    "it's", "is", "are", "was", "were", "be", "who", "which", "than", "about", "what", "how",
+    "will", "can", "could", "would", "should",
 ];
+
+/// Whether an activity ends on a word that cannot end a phrase ("... and prepares the", "...
+/// to see if it's"): a line the length limit cut and nothing ended.
+pub fn ends_unfinished(activity: &str) -> bool {
+    let t = activity
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
+    let last = t.rsplit(' ').next().unwrap_or("").to_lowercase();
+    t.contains(' ') && DANGLING.contains(&last.as_str())
+}
 
 /// A line that reached the length limit, ended where it can: the last word (perhaps cut)
 /// dropped, then an unclosed parenthesis or quotation, then dangling words and punctuation
-/// (`"Cook the main course (e.g., chicken, qu"` → `"Cook the main course"`). A line of one
-/// word is kept as it is.
+/// (`"Cook the main course (e.g., chicken, qu"` → `"Cook the main course"`), then the last
+/// clause after a comma or "and", which the limit left unfinished, where three words stay
+/// (`"checks the fridge and prepares the"` → `"checks the fridge"`). A line of one word is
+/// kept as it is.
 pub fn end_of_cut_line(text: &str) -> String {
     let Some(space) = text.trim_end().rfind(' ') else {
         return text.to_string();
@@ -481,6 +504,15 @@ pub fn end_of_cut_line(text: &str) -> String {
         } else {
             out = trimmed.to_string();
             break;
+        }
+    }
+    if let Some(i) = [", ", " and "]
+        .iter()
+        .filter_map(|sep| out.rfind(sep))
+        .max()
+    {
+        if out[..i].split_whitespace().count() >= 3 {
+            out.truncate(i);
         }
     }
     if out.is_empty() {
@@ -524,7 +556,7 @@ mod tests {
             ),
             (
                 "Rachel Green wakes up in the bridal suite, ready to greet, '",
-                "Rachel Green wakes up in the bridal suite, ready to greet",
+                "Rachel Green wakes up in the bridal suite",
             ),
             (
                 "Cook the ingredients for the main course (e.g., chicken, qu",
@@ -532,8 +564,18 @@ mod tests {
             ),
             (
                 "Joey Tribbiani looks at Monica's refrigerator and opens th",
-                "Joey Tribbiani looks at Monica's refrigerator and opens",
+                "Joey Tribbiani looks at Monica's refrigerator",
             ),
+            // From a Lin family day: the limit fell on a space after a whole word.
+            (
+                "John Lin checks the fridge for ingredients and prepares the",
+                "John Lin checks the fridge for ingredients",
+            ),
+            (
+                "Play the third section of the composition to see if it's in",
+                "Play the third section of the composition to see",
+            ),
+            ("Go out, and buy some", "Go out, and buy"),
             ("Supercalifragilistic", "Supercalifragilistic"),
             (
                 "Say \"hello there\" to the neighbours and the",
@@ -543,6 +585,26 @@ mod tests {
         for (line, kept) in cases {
             assert_eq!(end_of_cut_line(line), kept, "{line:?}");
         }
+    }
+
+    #[test]
+    fn a_plan_line_cut_on_a_space_is_known_as_cut() {
+        let text = "07:00 am: John Lin checks the fridge for ingredients and prepares the \n\
+                    07:15 am: John Lin measures out eggs and milk\n";
+        let lines: Vec<String> = plan_lines(text, 60)
+            .into_iter()
+            .map(|l| l.activity)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "John Lin checks the fridge for ingredients",
+                "John Lin measures out eggs and milk"
+            ]
+        );
+        // Under the limit a line is kept whole, a final "and" too.
+        let whole = plan_lines("07:00 am: Eat bread and\n", 60);
+        assert_eq!(whole[0].activity, "Eat bread and");
     }
 
     #[test]

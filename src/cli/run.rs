@@ -447,6 +447,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     row("distinct day-plan lines", &q.distinct_plan_lines);
     row("activities in the script", &q.activities_in_script);
     row("activities that are actions", &q.activities_are_actions);
+    row("activities that end whole", &q.whole_activities);
     row("no sleep 08:00-20:00", &q.no_sleep_in_the_day);
     row(
         "no wake-up or breakfast after noon",

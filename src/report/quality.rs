@@ -9,6 +9,8 @@
 //! - **not an action**: activities that name an agent, are empty, or repeat the planning
 //!   instructions ("break into activities of 15 minutes") or the agent's context ("Rachel
 //!   Green is feeling neutral, ...");
+//! - **activities that end whole**: not on a word that cannot end a phrase ("... and
+//!   prepares the"), as a line cut at the length limit does;
 //! - **sleep outside the night**: steps between 08:00 and 20:00 whose activity is sleeping or
 //!   going to bed (a nap is fine);
 //! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
@@ -26,6 +28,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::agent::converse::{out_of_voice, repeats_earlier};
+use crate::agent::mind::ends_unfinished;
 use crate::agent::plan::is_sleep;
 use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
@@ -85,6 +88,8 @@ pub struct QualityReport {
     pub activities_in_script: Share,
     /// Activities that are actions (not a name, not empty, not a copy of the prompt).
     pub activities_are_actions: Share,
+    /// Activities that do not end on a word that cannot end a phrase ([`ends_unfinished`]).
+    pub whole_activities: Share,
     /// Agent-steps in the day (08:00 to 20:00) that are not sleep.
     pub no_sleep_in_the_day: Share,
     /// Agent-steps from noon to midnight that do not start the day again (waking up,
@@ -203,6 +208,7 @@ pub fn quality(
                 .add(in_script(&a.activity, script), at);
             r.activities_are_actions
                 .add(!not_an_action(&a.activity, &names), at);
+            r.whole_activities.add(!ends_unfinished(&a.activity), at);
             if minutes.is_some_and(|m| (8 * 60..20 * 60).contains(&m)) {
                 r.no_sleep_in_the_day.add(!is_sleep(&a.activity), at);
             }
@@ -239,6 +245,7 @@ pub fn quality(
         distinct_plan_lines: r.distinct_plan_lines.done(),
         activities_in_script: r.activities_in_script.done(),
         activities_are_actions: r.activities_are_actions.done(),
+        whole_activities: r.whole_activities.done(),
         no_sleep_in_the_day: r.no_sleep_in_the_day.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
@@ -359,6 +366,26 @@ mod tests {
             "Dad: it's 3:00 pm already?",
             &["Mei".into()]
         ));
+    }
+
+    #[test]
+    fn unfinished_activities_are_found() {
+        for cut in [
+            "John Lin checks the fridge for ingredients and prepares the",
+            "Play the third section of the composition to see if it's",
+            "Serve the first customer's prescription and ask about their ",
+        ] {
+            assert!(ends_unfinished(cut), "{cut:?}");
+        }
+        for whole in [
+            "Wake up",
+            "Go to bed.",
+            "The",
+            "Walk to the pharmacy",
+            "吃早饭",
+        ] {
+            assert!(!ends_unfinished(whole), "{whole:?}");
+        }
     }
 
     #[test]
