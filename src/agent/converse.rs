@@ -116,8 +116,8 @@ fn words(t: &str) -> Vec<&str> {
 
 /// Whether an utterance is out of its speaker's voice: it names the speaker by their own
 /// first name other than in an introduction ("I'm Joey", "my name is Joey", "it's Joey"),
-/// repeats the context's "is feeling distant/close to", or is an assistant's refusal ("I'm
-/// sorry, but I can't assist with that").
+/// repeats the context's "is feeling distant/close to" or "feeling neutral", or is an
+/// assistant's refusal ("I'm sorry, but I can't assist with that").
 pub fn out_of_voice(text: &str, speaker: &str) -> bool {
     let t = lower(text);
     let first = speaker
@@ -151,7 +151,9 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
     let closeness = ["distant", "close"]
         .iter()
         .any(|c| t.contains(&format!("feeling {c} to")));
-    self_named || closeness || refusal
+    // The context's "is feeling neutral": nobody calls their own mood neutral aloud.
+    let neutral = t.contains("feeling neutral") || t.contains("feel neutral");
+    self_named || closeness || neutral || refusal
 }
 
 /// Share of an utterance's word triples (or, under three words, character triples) found
@@ -333,6 +335,11 @@ mod tests {
             joey
         ));
         assert!(out_of_voice("I'm feeling distant to Monica Geller.", joey));
+        assert!(out_of_voice(
+            "I'm just feeling neutral, thanks for asking!",
+            joey
+        ));
+        assert!(!out_of_voice("I'm feeling great, thanks for asking!", joey));
         assert!(out_of_voice("Joey's hungry again.", joey));
         assert!(!out_of_voice("Hey Monica, what's for breakfast?", joey));
         assert!(!out_of_voice("Hi, I'm Joey. I live across the hall.", joey));

@@ -20,7 +20,8 @@
 //! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)");
 //! - **utterances out of the speaker's voice**: the speaker named by their own first name
 //!   ("Sounds good, Joey!" said by Joey; an introduction, "I'm Joey", is fine), the context's
-//!   closeness sentence repeated ("I'm feeling distant to Joey Tribbiani"), or an assistant's
+//!   closeness or emotion sentence repeated ("I'm feeling distant to Joey Tribbiani", "I'm
+//!   just feeling neutral"), or an assistant's
 //!   refusal ("I'm sorry, but I can't assist with that").
 
 use std::collections::BTreeSet;
