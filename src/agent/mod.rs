@@ -8,6 +8,7 @@
 //! share one prefilled prefix.
 
 pub mod act;
+pub mod activity_text;
 pub mod context;
 pub mod converse;
 pub mod mind;
