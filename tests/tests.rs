@@ -7,6 +7,7 @@ mod browser;
 mod cli;
 mod cli_errors;
 mod constrain;
+mod converse;
 mod embed;
 mod engine;
 mod eval;

@@ -16,8 +16,17 @@ pub fn plan_lines(text: &str, max_activity_chars: usize) -> Vec<PlanLine> {
             let raw = crate::formats::clock::split_plan_line(line)
                 .map_or(0, |(_, a)| a.trim_end_matches('\r').chars().count());
             constrain::parse_plan(line).into_iter().map(move |(m, a)| {
+                // At the limit the last word may be cut too; under it a line can still end
+                // on "for a" or "by" (the plan's token budget ran out, or the model stopped
+                // there), and loses those words.
                 let cut = raw >= max_activity_chars;
-                let a = if cut { end_of_cut_line(&a) } else { a };
+                let a = if cut {
+                    end_of_cut_line(&a)
+                } else if ends_unfinished(&a) {
+                    without_dangling_words(&a)
+                } else {
+                    a
+                };
                 PlanLine::new(m, clean_activity(&a))
             })
         })
@@ -108,7 +117,33 @@ pub fn ends_unfinished(activity: &str) -> bool {
     let t = activity
         .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
     let last = t.rsplit(' ').next().unwrap_or("").to_lowercase();
-    t.contains(' ') && DANGLING.contains(&last.as_str())
+    let a_while = last == "while" && t.to_lowercase().ends_with(" a while");
+    t.contains(' ') && !a_while && DANGLING.contains(&last.as_str())
+}
+
+/// `text` without the words at its end that cannot end a phrase, and the punctuation
+/// around them (`"Penny rests for a while by"` → `"Penny rests for a while"`); a line of
+/// one word is kept.
+pub fn without_dangling_words(text: &str) -> String {
+    let mut out = text.to_string();
+    loop {
+        let trimmed = out.trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-' | '—' | '(' | '"' | '\'')
+        });
+        let last = trimmed.rsplit(' ').next().unwrap_or("");
+        // "for a while" ends a phrase; "while" alone does not.
+        let a_while = last.eq_ignore_ascii_case("while")
+            && trimmed[..trimmed.len() - last.len()]
+                .trim_end()
+                .rsplit(' ')
+                .next()
+                .is_some_and(|w| w.eq_ignore_ascii_case("a"));
+        if trimmed.contains(' ') && !a_while && DANGLING.contains(&last.to_lowercase().as_str()) {
+            out = trimmed[..trimmed.len() - last.len()].to_string();
+        } else {
+            return trimmed.to_string();
+        }
+    }
 }
 
 /// A line that reached the length limit, ended where it can: the last word (perhaps cut)
@@ -146,18 +181,7 @@ pub fn end_of_cut_line(text: &str) -> String {
             out.truncate(i);
         }
     }
-    loop {
-        let trimmed = out.trim_end_matches(|c: char| {
-            c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-' | '—' | '(' | '"' | '\'')
-        });
-        let last = trimmed.rsplit(' ').next().unwrap_or("");
-        if trimmed.contains(' ') && DANGLING.contains(&last.to_lowercase().as_str()) {
-            out = trimmed[..trimmed.len() - last.len()].to_string();
-        } else {
-            out = trimmed.to_string();
-            break;
-        }
-    }
+    out = without_dangling_words(&out);
     if let Some(i) = [", ", " and "]
         .iter()
         .filter_map(|sep| out.rfind(sep))
@@ -254,9 +278,24 @@ mod tests {
                 "John Lin measures out eggs and milk"
             ]
         );
-        // Under the limit a line is kept whole, a final "and" too.
+        // Under the limit a line keeps its last word, but not words that cannot end it.
         let whole = plan_lines("07:00 am: Eat bread and\n", 60);
-        assert_eq!(whole[0].activity, "Eat bread and");
+        assert_eq!(whole[0].activity, "Eat bread");
+        let lines = plan_lines(
+            "06:00 pm: Penny rests for a while by\n\
+             06:15 pm: Leonard Hofstadter leaves his apartment and heads to the\n\
+             06:30 pm: Penny grabs\n",
+            60,
+        );
+        let got: Vec<&str> = lines.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "Penny rests for a while",
+                "Leonard Hofstadter leaves his apartment and heads",
+                "Penny grabs"
+            ]
+        );
     }
 
     #[test]

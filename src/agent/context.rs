@@ -5,7 +5,9 @@
 use chrono::NaiveDate;
 
 use crate::llm::{Inference, Prompt};
-use crate::memory::{fit_to_budget, GameTime, MemoryStream, ScoredMemory, TextEmbedder};
+use crate::memory::{
+    fit_to_budget, GameTime, MemoryKind, MemoryStream, ScoredMemory, TextEmbedder,
+};
 use crate::world::{clock, closeness_phrase, display_path, AgentSpec};
 
 use super::state::AgentState;
@@ -106,6 +108,20 @@ pub fn recall(
     now: GameTime,
     k: usize,
 ) -> Vec<String> {
+    recall_kinds(stream, embedder, query, now, k)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// [`recall`] with each memory's kind.
+pub fn recall_kinds(
+    stream: &mut MemoryStream,
+    embedder: &mut dyn TextEmbedder,
+    query: &str,
+    now: GameTime,
+    k: usize,
+) -> Vec<(MemoryKind, String)> {
     if stream.is_empty() || query.trim().is_empty() {
         return Vec::new();
     }
@@ -120,7 +136,7 @@ pub fn recall(
     scored
         .iter()
         .filter_map(|s| stream.get(s.id))
-        .map(|n| memory_line(&n.text))
+        .map(|n| (n.kind, memory_line(&n.text)))
         .collect()
 }
 

@@ -1,27 +1,40 @@
 //! Conversations between two agents at the same place: each decides whether to talk (from
-//! who they are, what both are doing, how they feel and how close they are), the talk
-//! alternates until one declines or the turn limit, then each judges whether they enjoyed
-//! it (closeness ±1) and how they feel.
-
-use std::collections::BTreeSet;
+//! who they are, what both are doing, how they feel and how close they are), the one who
+//! starts picks what to bring up (what either is doing, or one of their memories in the
+//! context: a `choose` over a numbered list), the talk alternates until one declines, a
+//! line repeats an earlier one or steps out of the speaker's voice, or the turn limit, then
+//! each judges whether they enjoyed it (closeness ±1) and how they feel.
 
 use serde::{Deserialize, Serialize};
 
 use crate::world::Emotion;
 
-use super::context::relationship_sentence;
+use chrono::NaiveDate;
+
+use crate::memory::{GameTime, MemoryKind, MemoryStream, TextEmbedder};
+use crate::world::AgentSpec;
+
+use super::context::{self, relationship_sentence};
 use super::mind::{missing, Mind};
 use super::state::AgentState;
+use super::utterance::{is_refusal, strip_speaker, whole_sentences};
+pub use super::utterance::{out_of_voice, repeats_earlier, REPEAT_SHARE};
 
 /// Most turns of a conversation (the paper's limit, which keeps prompts within budget).
 pub const MAX_TURNS: usize = 10;
 /// Longest utterance, in characters.
 pub const UTTERANCE_CHARS: usize = 160;
+/// Memories of the other recalled into a speaker's context: by the other's name, and by
+/// the other's name and activity (Humanoid Agents asks both what the relationship is and
+/// what the speaker knows about the other's activity).
+pub const SPEAKER_MEMORIES: usize = 3;
 
-/// One participant: their state and the system prompt (context with memories of the other).
+/// One participant: their state, the system prompt (context with memories of the other)
+/// and those memories (what they may bring up).
 pub struct Speaker<'a> {
     pub state: &'a AgentState,
     pub system: String,
+    pub memories: Vec<String>,
 }
 
 /// One turn.
@@ -34,6 +47,9 @@ pub struct Turn {
 /// A finished conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
+    /// What the one who started brought up (`None` if the model gave no answer).
+    #[serde(default)]
+    pub topic: Option<String>,
     pub turns: Vec<Turn>,
     /// Whether each participant (in the order given) enjoyed it.
     pub enjoyed: [bool; 2],
@@ -60,11 +76,54 @@ pub fn transcript(turns: &[Turn]) -> String {
         .join("\n")
 }
 
+/// A speaker's system prompt and the memories in it that they may bring up: what they
+/// remember of the other, recalled by the other's name and by the other's name and
+/// activity (each [`SPEAKER_MEMORIES`], without repeats, oldest first). Plans and earlier
+/// conversations stay in the prompt but are not topics (a plan is a timetable, a
+/// conversation many lines).
+#[allow(clippy::too_many_arguments)]
+pub fn speaker_system(
+    spec: &AgentSpec,
+    me: &AgentState,
+    other: &AgentState,
+    memories: &mut MemoryStream,
+    embedder: &mut dyn TextEmbedder,
+    now: GameTime,
+    date: NaiveDate,
+    minutes: u32,
+) -> (String, Vec<String>) {
+    let about = format!("{} {}", other.name, other.activity);
+    let mut mems: Vec<(MemoryKind, String)> = Vec::new();
+    for query in [other.name.as_str(), about.as_str()] {
+        for m in context::recall_kinds(memories, embedder, query, now, SPEAKER_MEMORIES) {
+            if !mems.contains(&m) {
+                mems.push(m);
+            }
+        }
+    }
+    let texts: Vec<String> = mems.iter().map(|(_, t)| t.clone()).collect();
+    let topics = mems
+        .into_iter()
+        .filter(|(k, _)| !matches!(k, MemoryKind::Plan | MemoryKind::Dialogue))
+        .map(|(_, t)| t)
+        .collect();
+    (
+        context::system_prompt(spec, me, date, minutes, &texts),
+        topics,
+    )
+}
+
+/// What a speaker sees: what both are doing, how the speaker feels (when not simply
+/// neutral: a small model reads "feeling neutral" out) and how close they are.
 fn situation(me: &AgentState, other: &AgentState) -> String {
+    let feeling = if me.emotion == Emotion::Neutral && me.unmet_needs().is_empty() {
+        String::new()
+    } else {
+        format!(" {} is {}.", me.name, me.feeling())
+    };
     format!(
-        "{} is {} and doing: {}. {} is here too, doing: {}. {}",
+        "{} is doing: {}.{feeling} {} is here too, doing: {}. {}",
         me.name,
-        me.feeling(),
         me.activity,
         other.name,
         other.activity,
@@ -72,122 +131,44 @@ fn situation(me: &AgentState, other: &AgentState) -> String {
     )
 }
 
-/// Removes what the model may add around the words: a leading "Name:" label of either
-/// participant (full or first name), stage directions (`*smiles*`, `(laughs)`, `[pause]`)
-/// and surrounding quotes.
-fn strip_speaker(text: &str, names: &[&str]) -> String {
-    let mut t = text.trim().to_string();
-    for (open, close) in [('*', '*'), ('(', ')'), ('[', ']')] {
-        while let Some(i) = t.find(open) {
-            let Some(j) = t[i + open.len_utf8()..].find(close) else {
-                break;
-            };
-            let end = i + open.len_utf8() + j + close.len_utf8();
-            t.replace_range(i..end, " ");
+/// What a starter may bring up: what either is doing, or one of the starter's memories in
+/// the context (as in Generative Agents, where a conversation starts from the speaker's
+/// memories of the listener). Seeing the other is left out: what the other is doing is
+/// already an option. Without repeats.
+///
+/// Measured with `eval converse --repeat 3` on the conversations of a Lin and a Friends day:
+/// every memory as an option beat keeping to the memories that name the other, and no
+/// topic at all (BENCHMARKS.md).
+fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Vec<String> {
+    let mut v = vec![
+        format!("what {} is doing: {}", me.name, me.activity),
+        format!("what {} is doing: {}", other.name, other.activity),
+    ];
+    let seen = format!("{} saw ", me.name);
+    for m in memories.iter().map(|m| m.trim()) {
+        if !m.is_empty() && !m.starts_with(&seen) && !v.iter().any(|o| o == m) {
+            v.push(m.to_string());
         }
     }
-    let mut t = t.split_whitespace().collect::<Vec<_>>().join(" ");
-    for n in names {
-        let first = n.split_whitespace().next().unwrap_or(n);
-        for label in [*n, first] {
-            if let Some(rest) = t.strip_prefix(label) {
-                if let Some(rest) = rest.trim_start().strip_prefix(':') {
-                    t = rest.trim().to_string();
-                }
-            }
-        }
-    }
-    t.trim_matches(|c| c == '"' || c == '“' || c == '”')
-        .trim()
-        .to_string()
+    v
 }
 
-/// Lowercase, with typographic apostrophes as plain ones.
-fn lower(text: &str) -> String {
-    text.to_lowercase().replace('\u{2019}', "'")
-}
-
-/// The words of lowercased text: letters and digits, apostrophes inside ("i'm", "joey's").
-fn words(t: &str) -> Vec<&str> {
-    t.split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Whether an utterance is out of its speaker's voice: it names the speaker by their own
-/// first name other than in an introduction ("I'm Joey", "my name is Joey", "it's Joey"),
-/// repeats the context's "is feeling distant/close to" or "feeling neutral", or is an
-/// assistant's refusal ("I'm sorry, but I can't assist with that").
-pub fn out_of_voice(text: &str, speaker: &str) -> bool {
-    let t = lower(text);
-    let first = speaker
-        .split_whitespace()
-        .next()
-        .unwrap_or(speaker)
-        .to_lowercase();
-    let words = words(&t);
-    let self_named = words.iter().enumerate().any(|(i, w)| {
-        let w = w.strip_suffix("'s").unwrap_or(w);
-        let before = |k: usize| i.checked_sub(k).map(|j| words[j]);
-        let introduction = matches!(
-            (before(2), before(1)),
-            (_, Some("i'm" | "it's" | "this's"))
-                | (Some("name" | "this" | "it"), Some("is"))
-                | (Some("i"), Some("am"))
-        );
-        w == first && !introduction
-    });
-    // An assistant's refusal, not a person talking.
-    let refusal = [
-        "assist with",
-        "as an ai",
-        "language model",
-        "information about what",
-        "sorry, but i can't",
-        "sorry, but i cannot",
-    ]
-    .iter()
-    .any(|p| t.contains(p));
-    let closeness = ["distant", "close"]
+/// The question of which of the `options` the starter brings up, as a numbered list (the
+/// answer is the number, so a long option is not less likely for its length).
+fn topic_question(me: &AgentState, other: &AgentState, options: &[String]) -> String {
+    let list: Vec<String> = options
         .iter()
-        .any(|c| t.contains(&format!("feeling {c} to")));
-    // The context's "is feeling neutral": nobody calls their own mood neutral aloud.
-    let neutral = t.contains("feeling neutral") || t.contains("feel neutral");
-    self_named || closeness || neutral || refusal
-}
-
-/// Share of an utterance's word triples (or, under three words, character triples) found
-/// in one earlier line above which it counts as a repeat of that line.
-pub const REPEAT_SHARE: f32 = 0.6;
-
-/// Whether `text` mostly repeats one of the `earlier` lines of its conversation (either
-/// speaker's): at least [`REPEAT_SHARE`] of its word triples occur in that line. Small
-/// models at a turn's end often say their first line again with a word changed.
-pub fn repeats_earlier(text: &str, earlier: &[&str]) -> bool {
-    let norm = |t: &str| -> Vec<String> {
-        let t = lower(t);
-        words(&t).into_iter().map(str::to_string).collect()
-    };
-    // Word triples, or character triples of a line under three words (a sentence of
-    // Chinese is one "word").
-    let grams = |t: &str| -> BTreeSet<String> {
-        let w = norm(t);
-        if w.len() >= 3 {
-            w.windows(3).map(|g| g.join(" ")).collect()
-        } else {
-            let c: Vec<char> = w.join(" ").chars().collect();
-            c.windows(3).map(|g| g.iter().collect()).collect()
-        }
-    };
-    let mine = grams(text);
-    if mine.is_empty() {
-        return earlier.iter().any(|e| norm(e) == norm(text));
-    }
-    earlier.iter().any(|e| {
-        let theirs = grams(e);
-        let shared = mine.iter().filter(|g| theirs.contains(*g)).count();
-        shared as f32 >= REPEAT_SHARE * mine.len() as f32
-    })
+        .enumerate()
+        .map(|(i, o)| format!("{}. {o}", i + 1))
+        .collect();
+    format!(
+        "{} {m} starts a conversation with {o}. Which of these does {m} bring up?\n{}\nAnswer \
+         with the number.",
+        situation(me, other),
+        list.join("\n"),
+        m = me.name,
+        o = other.name,
+    )
 }
 
 /// Runs a conversation between `a` and `b` if either wants one.
@@ -209,15 +190,46 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         }
     }
     let first = starter?;
+    // 2. What the starter wants to talk about, which grounds every turn (a small model left
+    // to itself trades greetings: "I'm ready!" / "I'm ready too!").
+    let topic = {
+        let (me, other) = (pair[first], pair[1 - first].state);
+        let options = topic_options(me.state, other, &me.memories);
+        let numbers: Vec<String> = (1..=options.len()).map(|i| i.to_string()).collect();
+        let numbers: Vec<&str> = numbers.iter().map(String::as_str).collect();
+        let q = topic_question(me.state, other, &options);
+        mind.ask_choice("topic", &me.system, &q, &numbers, 0)
+            .await
+            .map(|c| options[c.index].clone())
+    };
     let mut turns: Vec<Turn> = Vec::new();
     let mut speaker = first;
     while turns.len() < MAX_TURNS {
         let me = pair[speaker];
         let other = pair[1 - speaker].state;
-        let base = situation(me.state, other);
+        let mut base = situation(me.state, other);
+        if let Some(t) = &topic {
+            let who = if speaker == first {
+                format!(
+                    "{} wants to talk with {} about this",
+                    me.state.name, other.name
+                )
+            } else {
+                format!(
+                    "{} wants to talk with {} about this",
+                    other.name, me.state.name
+                )
+            };
+            base.push_str(&format!(" {who}: {t}"));
+        }
         let question = if turns.is_empty() {
+            let ask = if topic.is_some() {
+                "to bring this up"
+            } else {
+                "to start the conversation"
+            };
             format!(
-                "{base} What does {} say to {} to start the conversation? Write only {}'s words.",
+                "{base} What does {} say to {} {ask}? Write only {}'s words.",
                 me.state.name, other.name, me.state.name
             )
         } else {
@@ -234,14 +246,28 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 me.state.name, me.state.name
             )
         };
-        let Some(line) = mind
-            .ask_line("utterance", &me.system, &question, UTTERANCE_CHARS)
-            .await
-        else {
-            mind.fallback("utterance", "no words", "", "end the conversation");
+        // A refusal ("I'm sorry, but I can't assist with that") is the model stepping out of
+        // the scene, not the speaker ending the talk: asked once more, newly seeded.
+        let mut text = String::new();
+        for attempt in 0..2 {
+            let Some(line) = mind
+                .ask_line("utterance", &me.system, &question, UTTERANCE_CHARS)
+                .await
+            else {
+                mind.fallback("utterance", "no words", "", "end the conversation");
+                break;
+            };
+            text = whole_sentences(
+                &strip_speaker(&line, &[&me.state.name, &other.name]),
+                &line,
+                UTTERANCE_CHARS,
+            );
+            if attempt == 0 && is_refusal(&text) {
+                mind.fallback("utterance", "a refusal", &text, "ask once more");
+                continue;
+            }
             break;
-        };
-        let text = strip_speaker(&line, &[&me.state.name, &other.name]);
+        }
         if text.is_empty() {
             break;
         }
@@ -310,6 +336,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         }
     }
     Some(Conversation {
+        topic,
         turns,
         enjoyed,
         emotions: feelings,
@@ -320,84 +347,55 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
 mod tests {
     use super::*;
 
+    fn lin() -> (AgentState, AgentState) {
+        let world = crate::world::World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let mut john = AgentState::from_spec(&world.agents[0], false);
+        let mut eddy = AgentState::from_spec(&world.agents[1], false);
+        john.activity = "John Lin cooks dinner".into();
+        eddy.activity = "Eddy Lin sets the table".into();
+        (john, eddy)
+    }
+
+    #[test]
+    fn topics_are_the_activities_and_the_memories() {
+        let (john, eddy) = lin();
+        let memories = [
+            "John Lin takes real pleasure in helping people.".to_string(),
+            "John Lin has noticed that Eddy keeps humming the same unfinished tune.".to_string(),
+            "John Lin saw Eddy Lin: Eddy Lin sets the table".to_string(),
+            "John Lin has noticed that Eddy keeps humming the same unfinished tune.".to_string(),
+        ];
+        let options = topic_options(&john, &eddy, &memories);
+        assert_eq!(
+            options,
+            [
+                "what John Lin is doing: John Lin cooks dinner",
+                "what Eddy Lin is doing: Eddy Lin sets the table",
+                "John Lin takes real pleasure in helping people.",
+                "John Lin has noticed that Eddy keeps humming the same unfinished tune.",
+            ]
+        );
+        let options = topic_options(&john, &eddy, &memories[..1]);
+        assert_eq!(options.len(), 3);
+        let q = topic_question(&john, &eddy, &options);
+        assert!(
+            q.contains("\n1. what John Lin is doing: John Lin cooks dinner\n"),
+            "{q}"
+        );
+        assert!(q.contains("\n3. John Lin takes real pleasure"), "{q}");
+        assert!(q.ends_with("Answer with the number."), "{q}");
+        // The context's "feeling neutral" is not put in the speaker's mouth.
+        assert!(!situation(&john, &eddy).contains("neutral"));
+    }
+
     #[test]
     fn enjoyment_moves_closeness_by_one_either_way() {
         assert_eq!(closeness_delta(true), 1);
         assert_eq!(closeness_delta(false), -1);
         assert_eq!(MAX_TURNS, 10, "the paper's turn cap");
-    }
-
-    #[test]
-    fn utterances_out_of_the_speakers_voice_are_found() {
-        let joey = "Joey Tribbiani";
-        assert!(out_of_voice(
-            "Sounds good, Joey! Let's grab a coffee.",
-            joey
-        ));
-        assert!(out_of_voice("I'm feeling distant to Monica Geller.", joey));
-        assert!(out_of_voice(
-            "I'm just feeling neutral, thanks for asking!",
-            joey
-        ));
-        assert!(!out_of_voice("I'm feeling great, thanks for asking!", joey));
-        assert!(out_of_voice("Joey's hungry again.", joey));
-        assert!(!out_of_voice("Hey Monica, what's for breakfast?", joey));
-        assert!(!out_of_voice("Hi, I'm Joey. I live across the hall.", joey));
-        assert!(!out_of_voice("My name is Joey, nice to meet you.", joey));
-        assert!(!out_of_voice("I feel close to you, Monica.", joey));
-        assert!(out_of_voice(
-            "I'm sorry, but I can't assist with that.",
-            joey
-        ));
-        assert!(out_of_voice("I'm sorry, but I can't help with that.", joey));
-    }
-
-    #[test]
-    fn repeated_lines_are_found() {
-        // From a Big Bang Theory day (session 24): Sheldon's first line again, one word changed.
-        let said = [
-            "Hey, how's it going? I was just thinking about waking up and waiting for the \
-             bathroom. Do you have anything you need to do?",
-            "I'm okay, just wondering if I should take a shower.",
-        ];
-        assert!(repeats_earlier(
-            "Hey, I was just thinking about waking up and waiting for the bathroom. Do you \
-             have anything you need to do?",
-            &said
-        ));
-        assert!(repeats_earlier(
-            "I'm fine, just wondering if I should take a shower.",
-            &said
-        ));
-        // Agreeing with the other's idea in one's own words is not a repeat.
-        let said = ["How about we try going to a restaurant together?"];
-        assert!(!repeats_earlier(
-            "I know, I know. Let's go to a restaurant together.",
-            &said
-        ));
-        assert!(!repeats_earlier(
-            "That's great to hear! How about you?",
-            &said
-        ));
-        assert!(repeats_earlier("Okay!", &["okay"]));
-        assert!(!repeats_earlier("Okay!", &[]));
-        assert!(repeats_earlier(
-            "我们一起去吃饭吧",
-            &["好的，我们一起去吃饭吧！"]
-        ));
-        assert!(!repeats_earlier("今天天气很好", &["我们一起去吃饭吧"]));
-    }
-
-    #[test]
-    fn speaker_prefix_is_removed() {
-        let n = ["John Lin", "Eddy Lin"];
-        assert_eq!(strip_speaker("John Lin: Hi Eddy", &n), "Hi Eddy");
-        assert_eq!(strip_speaker("Hi Eddy", &n), "Hi Eddy");
-        assert_eq!(
-            strip_speaker("John: *smiles* Hi Eddy (waves)", &n),
-            "Hi Eddy"
-        );
-        assert_eq!(strip_speaker("\"Morning, son.\"", &n), "Morning, son.");
-        assert_eq!(strip_speaker("Eddy Lin: Hi Dad", &n), "Hi Dad");
     }
 }

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod reflect;
 pub mod state;
 pub mod step;
+pub mod utterance;
 
 pub use mind::{Fallback, Mind};
 pub use state::{AgentState, PlanLine};

@@ -39,6 +39,11 @@ pub enum EvalCommand {
     /// row of a CSV (agent, time, emotion, needs, place, plan from then on) and score the
     /// answers against a `change` label column at several thresholds on P(yes).
     Replan(super::eval_replan::ReplanArgs),
+    /// Talk a run's conversations again with the current prompts (and any model): each
+    /// pair as it was at its step (state, relationships, memories), seeded as the run was;
+    /// print both transcripts and the quality report's figures for both (utterances about
+    /// something in the situation, in the speaker's voice, not repeats).
+    Converse(super::eval_converse::ConverseArgs),
 }
 
 /// The arguments every labelled-set evaluation takes (`eval judge`, `place` and `replan`).
@@ -152,6 +157,7 @@ pub fn run(c: EvalCommand) -> Result<()> {
         EvalCommand::Judge(a) => judge(a),
         EvalCommand::Place(a) => super::eval_place::place(a),
         EvalCommand::Replan(a) => super::eval_replan::replan(a),
+        EvalCommand::Converse(a) => super::eval_converse::converse(a),
     }
 }
 

@@ -6,6 +6,7 @@ mod bench_models;
 mod bench_sim;
 mod chat;
 mod eval;
+mod eval_converse;
 mod eval_place;
 mod eval_replan;
 mod experiment;

@@ -459,6 +459,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     row("utterances without labels", &q.clean_utterances);
     row("utterances in the speaker's voice", &q.own_voice_utterances);
     row("utterances that say something new", &q.fresh_utterances);
+    row("utterances about something", &q.utterances_about_something);
     Ok(())
 }
 

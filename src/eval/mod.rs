@@ -5,7 +5,7 @@
 //! run. [`snapshot`] reads a run as it stood at a step, [`interview`](mod@interview) asks an
 //! agent questions from its retrieved memories, [`diffusion`](mod@diffusion) asks every
 //! agent whether it knows a fact and [`density`](mod@density) measures the relationship
-//! network. The rest of this page is about the annotation sheets: export a run's
+//! network, and [`converse`](mod@converse) talks a run's conversations again. The rest of this page is about the annotation sheets: export a run's
 //! judgements as a sheet, then score annotators' sheets against the run.
 //!
 //! **Items.** One row per *new* activity of an agent and one per conversation.
@@ -38,6 +38,7 @@
 //! share of positives predicted vs annotated.
 
 pub mod ablation;
+pub mod converse;
 pub mod density;
 pub mod diffusion;
 pub mod error;

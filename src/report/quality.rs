@@ -22,15 +22,18 @@
 //!   ("Sounds good, Joey!" said by Joey; an introduction, "I'm Joey", is fine), the context's
 //!   closeness or emotion sentence repeated ("I'm feeling distant to Joey Tribbiani", "I'm
 //!   just feeling neutral"), or an assistant's
-//!   refusal ("I'm sorry, but I can't assist with that").
+//!   refusal ("I'm sorry, but I can't assist with that");
+//! - **utterances about something**: sharing a word with either speaker's activity or
+//!   description ("How's the composition coming along?"), not small talk alone ("How's it
+//!   going?", "I'm ready!").
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::agent::converse::{out_of_voice, repeats_earlier};
 use crate::agent::mind::ends_unfinished;
 use crate::agent::plan::is_sleep;
+use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
 use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
@@ -61,7 +64,8 @@ pub struct Share {
 }
 
 impl Share {
-    fn add(&mut self, good: bool, example: impl FnOnce() -> String) {
+    /// Counts one case, keeping its example if it is one of the first five bad ones.
+    pub fn add(&mut self, good: bool, example: impl FnOnce() -> String) {
         self.total += 1;
         if good {
             self.good += 1;
@@ -70,7 +74,8 @@ impl Share {
         }
     }
 
-    fn done(mut self) -> Self {
+    /// The finished share.
+    pub fn done(mut self) -> Self {
         self.share = if self.total == 0 {
             1.0
         } else {
@@ -106,6 +111,24 @@ pub struct QualityReport {
     /// Utterances that do not repeat an earlier line of their conversation
     /// ([`repeats_earlier`] false).
     pub fresh_utterances: Share,
+    /// Utterances about something in the situation ([`about_situation`]: a word of either
+    /// speaker's activity or description), not small talk alone.
+    #[serde(default)]
+    pub utterances_about_something: Share,
+}
+
+/// The topic keys of a conversation's situation: each participant's activity and their
+/// description in the world (`people`: name and activity).
+pub fn talk_situation(world: &World, people: &[(&str, &str)]) -> BTreeSet<String> {
+    let names: Vec<&str> = world.agents.iter().map(|a| a.name.as_str()).collect();
+    let mut keys = BTreeSet::new();
+    for (name, activity) in people {
+        keys.extend(topic_words(activity, &names));
+        if let Some(spec) = world.agents.iter().find(|a| a.name == *name) {
+            keys.extend(topic_words(&spec.description.join(" "), &names));
+        }
+    }
+    keys
 }
 
 /// Whether at least 90% of `text`'s letters are in `script` (text without letters passes),
@@ -220,8 +243,21 @@ pub fn quality(
         }
         for convs in st.conversations.values() {
             for conv in convs {
+                let mut people: Vec<(&str, &str)> = Vec::new();
+                for t in conv {
+                    if !people.iter().any(|(n, _)| *n == t.name) {
+                        let activity = st.agents.iter().find(|a| a.name == t.name);
+                        people.push((&t.name, activity.map_or("", |a| a.activity.as_str())));
+                    }
+                }
+                let situation = talk_situation(world, &people);
+                let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 for (k, turn) in conv.iter().enumerate() {
                     let Some(text) = &turn.text else { continue };
+                    r.utterances_about_something
+                        .add(about_situation(text, &situation, &name_refs), || {
+                            format!("{}: {text}", turn.name)
+                        });
                     let said: Vec<&str> =
                         conv[..k].iter().filter_map(|t| t.text.as_deref()).collect();
                     r.fresh_utterances.add(!repeats_earlier(text, &said), || {
@@ -253,6 +289,7 @@ pub fn quality(
         clean_utterances: r.clean_utterances.done(),
         own_voice_utterances: r.own_voice_utterances.done(),
         fresh_utterances: r.fresh_utterances.done(),
+        utterances_about_something: r.utterances_about_something.done(),
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
-use crate::agent::converse::{converse, Conversation, Speaker};
+use crate::agent::converse::{converse, speaker_system, Conversation, Speaker};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
@@ -248,7 +248,7 @@ impl Sim {
             log.push(
                 None,
                 &serde_json::json!({"type": "conversation", "place": place,
-                    "participants": [ni, nj], "turns": c.turns}),
+                    "participants": [ni, nj], "topic": c.topic, "turns": c.turns}),
             );
             let last_turn = |name: &str| c.turns.iter().rposition(|t| t.name == name);
             let (li, lj) = (last_turn(&ni), last_turn(&nj));
@@ -357,20 +357,15 @@ impl Sim {
         let mut systems = BTreeMap::new();
         for &(i, j) in &pairs {
             for (me, other) in [(i, j), (j, i)] {
-                let other_name = self.state.agents[other].name.clone();
-                let mems = context::recall(
-                    &mut self.memories[me],
-                    &mut **rt.embedder.borrow_mut(),
-                    &other_name,
-                    now,
-                    context::CONTEXT_MEMORIES,
-                );
-                let sys = context::system_prompt(
+                let sys = speaker_system(
                     &self.world.agents[me],
                     &self.state.agents[me],
+                    &self.state.agents[other],
+                    &mut self.memories[me],
+                    &mut **rt.embedder.borrow_mut(),
+                    now,
                     date,
                     minutes,
-                    &mems,
                 );
                 systems.insert(me, sys);
             }
@@ -383,13 +378,17 @@ impl Sim {
         for &(i, j) in &pairs {
             let port = Port::new(key_of(&[seed, s, i as u64, j as u64, 3]));
             let p = port.clone();
+            let (sys_a, mems_a) = systems.get(&i).cloned().unwrap_or_default();
+            let (sys_b, mems_b) = systems.get(&j).cloned().unwrap_or_default();
             let a = Speaker {
                 state: &agents[i],
-                system: systems.get(&i).cloned().unwrap_or_default(),
+                system: sys_a,
+                memories: mems_a,
             };
             let b = Speaker {
                 state: &agents[j],
-                system: systems.get(&j).cloned().unwrap_or_default(),
+                system: sys_b,
+                memories: mems_b,
             };
             let name = format!("{} & {}", agents[i].name, agents[j].name);
             let (engine, table) = (rt.engine, rt.table);

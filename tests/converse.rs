@@ -1,0 +1,245 @@
+//! `humanoid eval converse` on the shared one-day Lin family run (the fast model): the run's
+//! conversations of one step talked again, scored like the quality report, with clear errors.
+
+use std::path::Path;
+
+use humanoid::agent::utterance::{about_situation, out_of_voice, repeats_earlier};
+use humanoid::report::quality::talk_situation;
+use humanoid::sim::events::read_events;
+use humanoid::world::World;
+
+use crate::sim::{bin, one_day_dir};
+
+/// The conversations of the run's first step that had one: (step, participants, turns).
+fn first_talks(dir: &Path) -> (u64, Vec<(Vec<String>, Vec<(String, String)>)>) {
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let talks: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind() == "conversation")
+        .collect();
+    assert!(
+        !talks.is_empty(),
+        "the one-day run has no conversation to talk again"
+    );
+    let step = talks[0].step;
+    let at_step = talks
+        .iter()
+        .filter(|e| e.step == step)
+        .map(|e| {
+            let names: Vec<String> =
+                serde_json::from_value(e.body["participants"].clone()).unwrap();
+            let turns = e.body["turns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap().to_string(),
+                        t["text"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            (names, turns)
+        })
+        .collect();
+    (step, at_step)
+}
+
+#[test]
+fn eval_converse_talks_a_runs_conversations_again() {
+    let dir = one_day_dir();
+    let (step, talks) = first_talks(&dir);
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(&dir)
+        .args(["--step", &step.to_string(), "--repeat", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replayed = r["replayed"].as_array().unwrap();
+    assert_eq!(replayed.len(), 2 * talks.len(), "each conversation twice");
+    let world = World::load(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("worlds/lin-family.toml")
+            .as_path(),
+    )
+    .unwrap();
+    let all: Vec<&str> = world.agents.iter().map(|a| a.name.as_str()).collect();
+    let (mut utterances, mut about, mut voice, mut fresh, mut happened) = (0, 0, 0, 0, 0);
+    for (k, x) in replayed.iter().enumerate() {
+        let (names, run_turns) = &talks[k % talks.len()];
+        let m = &x["meeting"];
+        assert_eq!(m["step"], step);
+        let got: Vec<String> = serde_json::from_value(m["names"].clone()).unwrap();
+        assert_eq!(&got, names);
+        // The run's own words are carried as they were logged.
+        let logged: Vec<(String, String)> = m["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().into(),
+                    t["text"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(&logged, run_turns);
+        let acts: Vec<String> = serde_json::from_value(x["activities"].clone()).unwrap();
+        let people = [
+            (names[0].as_str(), acts[0].as_str()),
+            (names[1].as_str(), acts[1].as_str()),
+        ];
+        let situation = talk_situation(&world, &people);
+        let turns = x["turns"].as_array().unwrap();
+        if !turns.is_empty() {
+            happened += 1;
+            assert!(x["topic"].is_string() || x["topic"].is_null());
+        }
+        assert!(turns.len() <= 10, "the paper's turn cap");
+        let mut said: Vec<String> = Vec::new();
+        for (i, t) in turns.iter().enumerate() {
+            let name = t["name"].as_str().unwrap();
+            let text = t["text"].as_str().unwrap();
+            assert!(
+                names.iter().any(|n| n == name),
+                "{name} is not in {names:?}"
+            );
+            if i > 0 {
+                assert_ne!(
+                    name,
+                    turns[i - 1]["name"].as_str().unwrap(),
+                    "turns alternate"
+                );
+            }
+            assert!(
+                !text.trim().is_empty() && text.chars().count() <= 160,
+                "{text:?}"
+            );
+            // What a run would have cut off is cut off here too.
+            assert!(!out_of_voice(text, name), "{name}: {text}");
+            let earlier: Vec<&str> = said.iter().map(String::as_str).collect();
+            assert!(!repeats_earlier(text, &earlier), "{name}: {text}");
+            utterances += 1;
+            about += usize::from(about_situation(text, &situation, &all));
+            voice += 1;
+            fresh += 1;
+            said.push(text.to_string());
+        }
+    }
+    let now = &r["replay"];
+    assert_eq!(now["conversations"], happened);
+    assert_eq!(now["utterances"], utterances);
+    assert_eq!(now["about_something"]["total"], utterances);
+    assert_eq!(now["about_something"]["good"], about);
+    assert_eq!(now["own_voice"]["good"], voice);
+    assert_eq!(now["fresh"]["good"], fresh);
+    // The run's figures count the run's turns, once per try.
+    let run_utterances: usize = talks.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(r["run"]["utterances"], 2 * run_utterances);
+    assert!(
+        r["model"].as_str().unwrap().contains("SmolLM2"),
+        "{}",
+        r["model"]
+    );
+
+    // The text form names the step and shows both figures.
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(&dir)
+        .args(["--step", &step.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(&format!("step {step} ")), "{text}");
+    assert!(text.contains("utterances about something"), "{text}");
+}
+
+#[test]
+fn eval_converse_met_adds_the_steps_two_agents_shared_a_place_without_talking() {
+    let dir = one_day_dir();
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let talked: Vec<u64> = events
+        .iter()
+        .filter(|e| e.kind() == "conversation")
+        .map(|e| e.step)
+        .collect();
+    // The first step whose state file has both agents at one place and no conversation.
+    let world = World::load(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("worlds/lin-family.toml")
+            .as_path(),
+    )
+    .unwrap();
+    let run = humanoid::sim::RunDir::new(&dir);
+    let step = (0..72u64)
+        .find(|&s| {
+            let text = std::fs::read_to_string(run.state_path(&world.state_file_of(s))).unwrap();
+            let f: humanoid::sim::StateFile = serde_json::from_str(&text).unwrap();
+            f.agents[0].location == f.agents[1].location && !talked.contains(&s)
+        })
+        .expect("John and Eddy share a place at some step without talking");
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(&dir)
+        .args(["--step", &step.to_string(), "--met", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replayed = r["replayed"].as_array().unwrap();
+    assert_eq!(replayed.len(), 1, "one pair met at step {step}");
+    let m = &replayed[0]["meeting"];
+    assert_eq!(m["step"], step);
+    assert_eq!(
+        m["turns"].as_array().unwrap().len(),
+        0,
+        "they did not talk in the run"
+    );
+    assert_eq!(r["run"]["conversations"], 0);
+    // Without --met the step has nothing to talk again.
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(&dir)
+        .args(["--step", &step.to_string()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn eval_converse_errors_name_the_run_and_step() {
+    let dir = one_day_dir();
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(&dir)
+        .args(["--step", "100000"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no conversation at step 100000"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["eval", "converse"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a run directory"), "{err}");
+}
