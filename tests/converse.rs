@@ -10,8 +10,11 @@ use humanoid::world::World;
 
 use crate::sim::{bin, one_day_dir};
 
-/// The conversations of the run's first step that had one: (step, participants, turns).
-fn first_talks(dir: &Path) -> (u64, Vec<(Vec<String>, Vec<(String, String)>)>) {
+/// A logged conversation: its participants and its (speaker, text) turns.
+type Talk = (Vec<String>, Vec<(String, String)>);
+
+/// The conversations of the run's first step that had one.
+fn first_talks(dir: &Path) -> (u64, Vec<Talk>) {
     let events = read_events(&dir.join("events.jsonl")).unwrap();
     let talks: Vec<_> = events
         .iter()

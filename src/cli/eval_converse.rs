@@ -48,11 +48,15 @@ pub fn converse(a: ConverseArgs) -> Result<()> {
     if a.repeat == 0 {
         bail!("--repeat 0: talk each conversation at least once");
     }
+    let tries = if a.repeat > 1 {
+        format!(" ({} times each)", a.repeat)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "talking {} conversations of {} again ({} times each) on {model}",
+        "talking {} conversations of {} again{tries} on {model}",
         found.len(),
-        a.dir.display(),
-        a.repeat
+        a.dir.display()
     );
     let parts = RuntimeParts::with_backend(engine, Box::new(embedder));
     let report = replay(&a.dir, &found, a.repeat, &parts.runtime(), &model)?;

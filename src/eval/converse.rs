@@ -30,6 +30,9 @@ use crate::report::quality::{talk_situation, Share};
 use crate::sim::events::read_events;
 use crate::sim::{RunDir, Runtime};
 
+/// One replayed conversation as a batching task: its result and fallbacks.
+type TalkTask<'a> = Task<'a, (Option<Conversation>, Vec<Fallback>)>;
+
 /// Two agents who talked at one step of a run, and what they said.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Meeting {
@@ -240,7 +243,7 @@ pub fn replay(
     }
     let meetings = &tried[..];
     // All conversations at once, batched as a tick batches them.
-    let mut tasks: Vec<(Port, Task<'_, (Option<Conversation>, Vec<Fallback>)>)> = Vec::new();
+    let mut tasks: Vec<(Port, TalkTask<'_>)> = Vec::new();
     for (snap, states, systems, key) in &prepared {
         let port = Port::new(*key);
         let p = port.clone();
