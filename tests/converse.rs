@@ -13,6 +13,19 @@ use crate::sim::{bin, one_day_dir};
 /// A logged conversation: its participants and its (speaker, text) turns.
 type Talk = (Vec<String>, Vec<(String, String)>);
 
+/// (speaker, text) of each turn of a JSON list of turns.
+fn turns_of(turns: &serde_json::Value) -> Vec<(String, String)> {
+    turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let field = |k: &str| t[k].as_str().unwrap().to_string();
+            (field("name"), field("text"))
+        })
+        .collect()
+}
+
 /// The conversations of the run's first step that had one.
 fn first_talks(dir: &Path) -> (u64, Vec<Talk>) {
     let events = read_events(&dir.join("events.jsonl")).unwrap();
@@ -31,18 +44,7 @@ fn first_talks(dir: &Path) -> (u64, Vec<Talk>) {
         .map(|e| {
             let names: Vec<String> =
                 serde_json::from_value(e.body["participants"].clone()).unwrap();
-            let turns = e.body["turns"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| {
-                    (
-                        t["name"].as_str().unwrap().to_string(),
-                        t["text"].as_str().unwrap().to_string(),
-                    )
-                })
-                .collect();
-            (names, turns)
+            (names, turns_of(&e.body["turns"]))
         })
         .collect();
     (step, at_step)
@@ -81,18 +83,7 @@ fn eval_converse_talks_a_runs_conversations_again() {
         let got: Vec<String> = serde_json::from_value(m["names"].clone()).unwrap();
         assert_eq!(&got, names);
         // The run's own words are carried as they were logged.
-        let logged: Vec<(String, String)> = m["turns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["name"].as_str().unwrap().into(),
-                    t["text"].as_str().unwrap().into(),
-                )
-            })
-            .collect();
-        assert_eq!(&logged, run_turns);
+        assert_eq!(&turns_of(&m["turns"]), run_turns);
         let acts: Vec<String> = serde_json::from_value(x["activities"].clone()).unwrap();
         let people = [
             (names[0].as_str(), acts[0].as_str()),

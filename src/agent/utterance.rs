@@ -252,7 +252,7 @@ const SMALL_TALK: &[&str] = &[
 ];
 
 /// Letters of a word compared when matching ("composition" and "compose" share "compo").
-const STEM_CHARS: usize = 5;
+pub const STEM_CHARS: usize = 5;
 
 /// The words of `text` that can carry a topic, as comparable keys: Latin-script words of
 /// four letters or more that are not small talk or one of `names` (full or first names),
