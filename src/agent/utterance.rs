@@ -78,11 +78,14 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
     self_named || closeness || neutral || refusal
 }
 
-/// Whether a line is an assistant's refusal, not a person talking ("I'm sorry, but I can't
-/// assist with that").
+/// Whether a line is an assistant talking, not the person: a refusal ("I'm sorry, but I
+/// can't assist with that") or an offer to write the line ("Sure, I can help you with that.
+/// Let's say ...", "John Lin could say something like this").
 pub fn is_refusal(text: &str) -> bool {
     let t = lower(text);
     [
+        "i can help you with that",
+        "could say something like",
         "assist with",
         "as an ai",
         "language model",
@@ -351,6 +354,14 @@ mod tests {
             joey
         ));
         assert!(out_of_voice("I'm sorry, but I can't help with that.", joey));
+        // From the Lin day of session 27: the model offering to write the line.
+        assert!(is_refusal(
+            "Sure, I can help you with that. Let's say John Lin is feeling close to Eddy Lin."
+        ));
+        assert!(is_refusal(
+            "Sure, John Lin could say something like this to Eddy Lin to bring up the topic:"
+        ));
+        assert!(!is_refusal("Sure, I can help you carry that."));
     }
 
     #[test]
