@@ -50,16 +50,24 @@ fn first_talks(dir: &Path) -> (u64, Vec<Talk>) {
     (step, at_step)
 }
 
+/// `humanoid eval converse DIR ARGS...`.
+fn converse(dir: &Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .args(["eval", "converse"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn eval_converse_talks_a_runs_conversations_again() {
     let dir = one_day_dir();
     let (step, talks) = first_talks(&dir);
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(&dir)
-        .args(["--step", &step.to_string(), "--repeat", "2", "--json"])
-        .output()
-        .unwrap();
+    let out = converse(
+        &dir,
+        &["--step", &step.to_string(), "--repeat", "2", "--json"],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -143,12 +151,7 @@ fn eval_converse_talks_a_runs_conversations_again() {
     );
 
     // The text form names the step and shows both figures.
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(&dir)
-        .args(["--step", &step.to_string()])
-        .output()
-        .unwrap();
+    let out = converse(&dir, &["--step", &step.to_string()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -183,12 +186,7 @@ fn eval_converse_met_adds_the_steps_two_agents_shared_a_place_without_talking() 
             f.agents[0].location == f.agents[1].location && !talked.contains(&s)
         })
         .expect("John and Eddy share a place at some step without talking");
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(&dir)
-        .args(["--step", &step.to_string(), "--met", "--json"])
-        .output()
-        .unwrap();
+    let out = converse(&dir, &["--step", &step.to_string(), "--met", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -206,33 +204,19 @@ fn eval_converse_met_adds_the_steps_two_agents_shared_a_place_without_talking() 
     );
     assert_eq!(r["run"]["conversations"], 0);
     // Without --met the step has nothing to talk again.
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(&dir)
-        .args(["--step", &step.to_string()])
-        .output()
-        .unwrap();
+    let out = converse(&dir, &["--step", &step.to_string()]);
     assert!(!out.status.success());
 }
 
 #[test]
 fn eval_converse_errors_name_the_run_and_step() {
     let dir = one_day_dir();
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(&dir)
-        .args(["--step", "100000"])
-        .output()
-        .unwrap();
+    let out = converse(&dir, &["--step", "100000"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no conversation at step 100000"), "{err}");
     let empty = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["eval", "converse"])
-        .arg(empty.path())
-        .output()
-        .unwrap();
+    let out = converse(empty.path(), &[]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a run directory"), "{err}");

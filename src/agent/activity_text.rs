@@ -116,6 +116,12 @@ const DANGLING: &[&str] = &[
 pub fn ends_unfinished(activity: &str) -> bool {
     let t = activity
         .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
+    dangles(t)
+}
+
+/// Whether `t` (its end punctuation trimmed) has more than one word and ends on one that
+/// cannot end a phrase; "for a while" ends one, "while" alone does not.
+fn dangles(t: &str) -> bool {
     let last = t.rsplit(' ').next().unwrap_or("").to_lowercase();
     let a_while = last == "while" && t.to_lowercase().ends_with(" a while");
     t.contains(' ') && !a_while && DANGLING.contains(&last.as_str())
@@ -131,14 +137,7 @@ pub fn without_dangling_words(text: &str) -> String {
             c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-' | '—' | '(' | '"' | '\'')
         });
         let last = trimmed.rsplit(' ').next().unwrap_or("");
-        // "for a while" ends a phrase; "while" alone does not.
-        let a_while = last.eq_ignore_ascii_case("while")
-            && trimmed[..trimmed.len() - last.len()]
-                .trim_end()
-                .rsplit(' ')
-                .next()
-                .is_some_and(|w| w.eq_ignore_ascii_case("a"));
-        if trimmed.contains(' ') && !a_while && DANGLING.contains(&last.to_lowercase().as_str()) {
+        if dangles(trimmed) {
             out = trimmed[..trimmed.len() - last.len()].to_string();
         } else {
             return trimmed.to_string();
