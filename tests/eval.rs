@@ -469,6 +469,51 @@ fn eval_place_scores_labelled_places_on_a_real_model() {
     );
 }
 
+/// `eval place --checker` on the real embedding model: every (row, place) pair counted once,
+/// the balanced accuracy the mean of the two shares, plain cases judged as a person would,
+/// and better than chance on the development set.
+#[test]
+fn eval_place_checker_scores_the_quality_rule_against_the_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("plain.csv");
+    std::fs::write(
+        &csv,
+        "agent,time,from,activity,places\n\
+         John Lin,06:00 pm,Lin family's house/Kitchen,cook dinner in the kitchen,Lin family's house/Kitchen\n\
+         John Lin,12:00 pm,Lin family's house/Kitchen,eat lunch at Hobbs Cafe,Hobbs Cafe\n",
+    )
+    .unwrap();
+    let out = humanoid(&[
+        "eval",
+        "place",
+        csv.to_str().unwrap(),
+        "--checker",
+        "--json",
+    ]);
+    let s: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    // 11 innermost places in the Lin world: 2 labelled pairs, 20 others.
+    assert_eq!(s["fitting_accepted"]["total"], 2, "{s}");
+    assert_eq!(s["others_flagged"]["total"], 20, "{s}");
+    assert_eq!(
+        s["fitting_accepted"]["good"], 2,
+        "both plain places accepted: {s}"
+    );
+    let share = |k: &str| s[k]["share"].as_f64().unwrap();
+    let mean = (share("fitting_accepted") + share("others_flagged")) / 2.0;
+    assert!((s["balanced"].as_f64().unwrap() - mean).abs() < 1e-9, "{s}");
+    assert!(share("others_flagged") > 0.5, "{s}");
+    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/place/lin-family-dev.csv");
+    let out = humanoid(&[
+        "eval",
+        "place",
+        dev.to_str().unwrap(),
+        "--checker",
+        "--json",
+    ]);
+    let s: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert!(s["balanced"].as_f64().unwrap() > 0.6, "{s}");
+}
+
 /// `eval replan` on the real fast model: every row asked once, each threshold scored from
 /// the same P(yes) (recomputed here from the answers and the labels), the feelings put as a
 /// run puts them, and a bad cell named by file, line and column before the model loads.

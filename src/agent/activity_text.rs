@@ -119,12 +119,35 @@ pub fn ends_unfinished(activity: &str) -> bool {
     dangles(t)
 }
 
+/// Verbs that need an object after "to": "... from the counter to grab" is unfinished,
+/// though "decides what to buy" is not ([`NAMES_THE_OBJECT`]).
+const NEEDS_OBJECT: &[&str] = &[
+    "grab", "get", "buy", "fetch", "bring", "take", "put", "pick", "make", "prepare", "find",
+];
+
+/// Words before "to" that make the object known ("what to make", "something to grab").
+const NAMES_THE_OBJECT: &[&str] = &[
+    "what",
+    "where",
+    "how",
+    "which",
+    "something",
+    "anything",
+    "nothing",
+];
+
 /// Whether `t` (its end punctuation trimmed) has more than one word and ends on one that
-/// cannot end a phrase; "for a while" ends one, "while" alone does not.
+/// cannot end a phrase; "for a while" ends one, "while" alone does not; nor does "to grab"
+/// unless the object was named before it.
 fn dangles(t: &str) -> bool {
-    let last = t.rsplit(' ').next().unwrap_or("").to_lowercase();
-    let a_while = last == "while" && t.to_lowercase().ends_with(" a while");
-    t.contains(' ') && !a_while && DANGLING.contains(&last.as_str())
+    let lower = t.to_lowercase();
+    let words: Vec<&str> = lower.split(' ').rev().take(3).collect();
+    let last = words.first().copied().unwrap_or("");
+    let a_while = last == "while" && lower.ends_with(" a while");
+    let no_object = NEEDS_OBJECT.contains(&last)
+        && words.get(1) == Some(&"to")
+        && !words.get(2).is_some_and(|w| NAMES_THE_OBJECT.contains(w));
+    t.contains(' ') && !a_while && (DANGLING.contains(&last) || no_object)
 }
 
 /// `text` without the words at its end that cannot end a phrase, and the punctuation
@@ -283,7 +306,9 @@ mod tests {
         let lines = plan_lines(
             "06:00 pm: Penny rests for a while by\n\
              06:15 pm: Leonard Hofstadter leaves his apartment and heads to the\n\
-             06:30 pm: Penny grabs\n",
+             06:30 pm: Penny grabs\n\
+             06:45 pm: John Lin takes a break from the counter to grab\n\
+             07:00 pm: Monica decides what to make\n",
             60,
         );
         let got: Vec<&str> = lines.iter().map(|l| l.activity.as_str()).collect();
@@ -292,7 +317,9 @@ mod tests {
             [
                 "Penny rests for a while",
                 "Leonard Hofstadter leaves his apartment and heads",
-                "Penny grabs"
+                "Penny grabs",
+                "John Lin takes a break from the counter",
+                "Monica decides what to make"
             ]
         );
     }

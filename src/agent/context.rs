@@ -77,14 +77,22 @@ pub fn placeless_prompt(
 /// Who `other` is to `state`'s agent and how close they feel: "Eddy Lin is John Lin's son.
 /// John Lin is feeling close to Eddy Lin."
 pub fn relationship_sentence(state: &AgentState, other: &str) -> String {
+    let who = relation_sentence(state, other);
     match state.relationship(other) {
         Some(r) => format!(
-            "{other} is {}'s {}. {} is feeling {} to {other}.",
-            state.name,
-            r.relationship,
+            "{who} {} is feeling {} to {other}.",
             state.name,
             closeness_phrase(r.closeness),
         ),
+        None => who,
+    }
+}
+
+/// Who `other` is to `state`'s agent, without closeness: "Eddy Lin is John Lin's son.", or
+/// "John Lin does not know Eddy Lin well."
+pub fn relation_sentence(state: &AgentState, other: &str) -> String {
+    match state.relationship(other) {
+        Some(r) => format!("{other} is {}'s {}.", state.name, r.relationship),
         None => format!("{} does not know {} well.", state.name, other),
     }
 }

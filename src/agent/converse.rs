@@ -14,7 +14,7 @@ use chrono::NaiveDate;
 use crate::memory::{GameTime, MemoryKind, MemoryStream, TextEmbedder};
 use crate::world::AgentSpec;
 
-use super::context::{self, relationship_sentence};
+use super::context::{self, relation_sentence, relationship_sentence};
 use super::mind::{missing, Mind};
 use super::state::AgentState;
 use super::utterance::{is_refusal, strip_speaker, whole_sentences};
@@ -116,19 +116,40 @@ pub fn speaker_system(
 /// What a speaker sees: what both are doing, how the speaker feels (when not simply
 /// neutral: a small model reads "feeling neutral" out) and how close they are.
 fn situation(me: &AgentState, other: &AgentState) -> String {
-    let feeling = if me.emotion == Emotion::Neutral && me.unmet_needs().is_empty() {
-        String::new()
-    } else {
-        format!(" {} is {}.", me.name, me.feeling())
-    };
     format!(
-        "{} is doing: {}.{feeling} {} is here too, doing: {}. {}",
+        "{} is doing: {}.{} {} is here too, doing: {}. {}",
         me.name,
         me.activity,
+        feeling_sentence(me),
         other.name,
         other.activity,
         relationship_sentence(me, &other.name)
     )
+}
+
+/// What a speaker sees when asked for words: [`situation`] without how close they feel,
+/// which a small model says aloud ("I'm feeling a bit close to you"); who the other is to
+/// the speaker stays.
+fn words_situation(me: &AgentState, other: &AgentState) -> String {
+    format!(
+        "{} is doing: {}.{} {} is here too, doing: {}. {}",
+        me.name,
+        me.activity,
+        feeling_sentence(me),
+        other.name,
+        other.activity,
+        relation_sentence(me, &other.name)
+    )
+}
+
+/// " Eddy Lin is hungry and tired." when the speaker is not simply neutral (a small model
+/// reads "feeling neutral" out), else nothing.
+fn feeling_sentence(me: &AgentState) -> String {
+    if me.emotion == Emotion::Neutral && me.unmet_needs().is_empty() {
+        String::new()
+    } else {
+        format!(" {} is {}.", me.name, me.feeling())
+    }
 }
 
 /// What a starter may bring up: what either is doing, or one of the starter's memories in
@@ -207,7 +228,10 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
     while turns.len() < MAX_TURNS {
         let me = pair[speaker];
         let other = pair[1 - speaker].state;
+        // Whether to reply weighs how close they are; what to say is asked without it (the
+        // closeness sentence came out in the words: "I'm feeling rather close to Leonard").
         let mut base = situation(me.state, other);
+        let mut say_base = words_situation(me.state, other);
         if let Some(t) = &topic {
             let who = if speaker == first {
                 format!(
@@ -221,6 +245,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 )
             };
             base.push_str(&format!(" {who}: {t}"));
+            say_base.push_str(&format!(" {who}: {t}"));
         }
         let question = if turns.is_empty() {
             let ask = if topic.is_some() {
@@ -229,7 +254,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 "to start the conversation"
             };
             format!(
-                "{base} What does {} say to {} {ask}? Write only {}'s words.",
+                "{say_base} What does {} say to {} {ask}? Write only {}'s words.",
                 me.state.name, other.name, me.state.name
             )
         } else {
@@ -242,12 +267,15 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 break;
             }
             format!(
-                "{base}\nConversation so far:\n{so_far}\nWhat does {} say next? Write only {}'s words.",
+                "{say_base}\nConversation so far:\n{so_far}\nWhat does {} say next? Write only {}'s words.",
                 me.state.name, me.state.name
             )
         };
         // A refusal ("I'm sorry, but I can't assist with that") is the model stepping out of
-        // the scene, not the speaker ending the talk: asked once more, newly seeded.
+        // the scene, not the speaker ending the talk: asked once more, newly seeded. A line
+        // that repeats an earlier one or leaves the speaker's voice ends the talk (asking
+        // again made longer talks of echoes: BENCHMARKS.md).
+        let said: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
         let mut text = String::new();
         for attempt in 0..2 {
             let Some(line) = mind
@@ -255,6 +283,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 .await
             else {
                 mind.fallback("utterance", "no words", "", "end the conversation");
+                text.clear();
                 break;
             };
             text = whole_sentences(
@@ -262,34 +291,30 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 &line,
                 UTTERANCE_CHARS,
             );
-            if attempt == 0 && is_refusal(&text) {
-                mind.fallback("utterance", "a refusal", &text, "ask once more");
+            if text.is_empty() {
+                break;
+            }
+            let problem = if is_refusal(&text) {
+                Some("a refusal")
+            } else if repeats_earlier(&text, &said) {
+                // Nothing new to say.
+                Some("repeats an earlier line")
+            } else if out_of_voice(&text, &me.state.name) {
+                // The model spoke for the other or read out the context.
+                Some("out of the speaker's voice")
+            } else {
+                None
+            };
+            let Some(problem) = problem else { break };
+            if attempt == 0 && problem == "a refusal" {
+                mind.fallback("utterance", problem, &text, "ask once more");
                 continue;
             }
+            mind.fallback("utterance", problem, &text, "end the conversation");
+            text.clear();
             break;
         }
         if text.is_empty() {
-            break;
-        }
-        let said: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
-        if repeats_earlier(&text, &said) {
-            // Nothing new to say: the talk has run its course.
-            mind.fallback(
-                "utterance",
-                "repeats an earlier line",
-                &text,
-                "end the conversation",
-            );
-            break;
-        }
-        if out_of_voice(&text, &me.state.name) {
-            // The model spoke for the other or read out the context: the talk ends here.
-            mind.fallback(
-                "utterance",
-                "out of the speaker's voice",
-                &text,
-                "end the conversation",
-            );
             break;
         }
         turns.push(Turn {
@@ -390,6 +415,11 @@ mod tests {
         assert!(q.ends_with("Answer with the number."), "{q}");
         // The context's "feeling neutral" is not put in the speaker's mouth.
         assert!(!situation(&john, &eddy).contains("neutral"));
+        // Whether to talk weighs closeness; the words are asked without it, the relation kept.
+        assert!(situation(&eddy, &john).contains("Eddy Lin is feeling rather close to John Lin."));
+        let words = words_situation(&eddy, &john);
+        assert!(words.ends_with("John Lin is Eddy Lin's father."), "{words}");
+        assert!(!words.contains("close"), "{words}");
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub struct PlaceArgs {
     /// List the items whose place does not fit (for the first weights).
     #[arg(long)]
     pub misses: bool,
+    /// Score the quality report's place rule (`check --quality`: the place about as like
+    /// the activity as the most like place, by the embedding model) against the labels
+    /// instead: no chat model is loaded.
+    #[arg(long)]
+    pub checker: bool,
     #[command(flatten)]
     pub set: LabelledArgs,
 }
@@ -49,6 +54,9 @@ pub fn place(a: PlaceArgs) -> Result<()> {
     let world_path = a.set.world_path();
     let world = World::load(&world_path)?;
     let items = place::read_items(&a.file, &world)?;
+    if a.checker {
+        return checker(&world, &items, a.set.json);
+    }
     let run = PlaceWeights::default();
     let or_run = |v: &[f32], d: f32| if v.is_empty() { vec![d] } else { v.to_vec() };
     let mut grid = Vec::new();
@@ -181,4 +189,41 @@ fn place_table(r: &humanoid::eval::place::PlaceReport, misses: bool) -> String {
         }
     }
     out
+}
+
+/// `eval place --checker`: the quality report's place rule against the labels.
+fn checker(
+    world: &humanoid::world::World,
+    items: &[humanoid::eval::place::PlaceItem],
+    json: bool,
+) -> Result<()> {
+    let mut embedder = humanoid::embed::Embedder::load_default(true)
+        .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
+    let Some(s) = humanoid::eval::place_check::checker_score(world, items, &mut embedder) else {
+        bail!("the embedding model failed (see the log)");
+    };
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+        return Ok(());
+    }
+    println!(
+        "the place rule of check --quality on {} items:\n  fitting places accepted {:.3} ({} of {})\n  other places flagged    {:.3} ({} of {})\n  balanced accuracy       {:.3}",
+        items.len(),
+        s.fitting_accepted.share,
+        s.fitting_accepted.good,
+        s.fitting_accepted.total,
+        s.others_flagged.share,
+        s.others_flagged.good,
+        s.others_flagged.total,
+        s.balanced
+    );
+    for (what, share) in [
+        ("fitting places flagged", &s.fitting_accepted),
+        ("other places accepted", &s.others_flagged),
+    ] {
+        for e in &share.examples {
+            println!("  {what}: {e}");
+        }
+    }
+    Ok(())
 }

@@ -20,10 +20,10 @@ use serde::Serialize;
 
 use super::error::Result;
 use super::run_dir::run_err;
-use super::snapshot::Snapshot;
+use super::snapshot::{read_state_file, Snapshot};
 use crate::agent::converse::{converse, speaker_system, Conversation, Speaker, Turn};
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier};
-use crate::agent::{Fallback, Mind};
+use crate::agent::{AgentState, Fallback, Mind};
 use crate::llm::batch::{drive, key_of, Port, Task};
 use crate::memory::GameTime;
 use crate::report::quality::{talk_situation, Share};
@@ -105,12 +105,7 @@ pub fn meetings(dir: &Path, step: Option<u64>, met: bool) -> Result<Vec<Meeting>
         if !path.is_file() {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| super::EvalError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        let file: crate::sim::StateFile = serde_json::from_str(&text)
-            .map_err(|e| run_err(&path, format!("not a state file: {e}")))?;
+        let file = read_state_file(&path)?;
         for (i, a) in file.agents.iter().enumerate() {
             for b in &file.agents[i + 1..] {
                 let talked = out
@@ -179,34 +174,29 @@ pub fn replay(
     rt: &Runtime<'_>,
     model: &str,
 ) -> Result<ConverseReport> {
-    // Each meeting's speakers as they were (snapshots read once per step).
-    let mut snaps: BTreeMap<u64, Snapshot> = BTreeMap::new();
-    let mut load = |step: u64| -> Result<()> {
-        if let std::collections::btree_map::Entry::Vacant(e) = snaps.entry(step) {
-            e.insert(Snapshot::load(dir, Some(step))?);
-        }
-        Ok(())
-    };
+    // Each meeting's speakers as they were: the step's snapshot and the relationships of
+    // the step before (each read once per step).
+    let mut snaps: BTreeMap<u64, (Snapshot, Vec<AgentState>)> = BTreeMap::new();
     for m in meetings {
-        load(m.step)?;
-        if let Some(s) = m.step.checked_sub(1) {
-            load(s)?;
+        if let std::collections::btree_map::Entry::Vacant(e) = snaps.entry(m.step) {
+            let snap = Snapshot::load(dir, Some(m.step))?;
+            let before = match m.step.checked_sub(1) {
+                Some(s) => snap.states_of_step(s)?,
+                None => snap.start.clone(),
+            };
+            e.insert((snap, before));
         }
     }
     let mut once = Vec::new();
     for m in meetings {
-        let snap = &snaps[&m.step];
-        let before = m.step.checked_sub(1).map(|s| &snaps[&s]);
+        let (snap, before) = &snaps[&m.step];
         let idx = [
             snap.agent_index(&m.names[0])?,
             snap.agent_index(&m.names[1])?,
         ];
         let mut states = [snap.agents[idx[0]].clone(), snap.agents[idx[1]].clone()];
         for (k, s) in states.iter_mut().enumerate() {
-            s.relationships = match before {
-                Some(b) => b.agents[idx[k]].relationships.clone(),
-                None => snap.start[idx[k]].relationships.clone(),
-            };
+            s.relationships = before[idx[k]].relationships.clone();
         }
         let cut = GameTime(snap.now.0.saturating_sub(1));
         let mut systems = Vec::new();

@@ -46,6 +46,7 @@ pub mod interview;
 pub mod judge;
 pub mod labels;
 pub mod place;
+pub mod place_check;
 pub mod replan;
 pub mod run_dir;
 pub mod score;

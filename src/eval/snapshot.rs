@@ -144,6 +144,13 @@ impl Snapshot {
         )))
     }
 
+    /// Every agent's state at the end of `step` as its state file wrote it (on top of the
+    /// starting states, as [`Snapshot::load`] reads an earlier step), without the memories.
+    pub fn states_of_step(&self, step: u64) -> Result<Vec<AgentState>> {
+        let file = crate::sim::RunDir::new(&self.dir).state_path(&self.world.state_file_of(step));
+        states_from_file(&file, &self.start)
+    }
+
     /// "Tuesday Jan 03 2023 06:30 am".
     pub fn time_label(&self) -> String {
         format!(
@@ -154,15 +161,19 @@ impl Snapshot {
     }
 }
 
-/// The agents' states from a state file, on top of their starting states (plans and other
-/// fields the state file does not hold keep their starting values).
-fn states_from_file(path: &Path, start: &[AgentState]) -> Result<Vec<AgentState>> {
+/// A run's state file, read; errors name the file.
+pub fn read_state_file(path: &Path) -> Result<StateFile> {
     let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let file: StateFile =
-        serde_json::from_str(&text).map_err(|e| run_err(path, format!("not a state file: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| run_err(path, format!("not a state file: {e}")))
+}
+
+/// The agents' states from a state file, on top of their starting states (plans and other
+/// fields the state file does not hold keep their starting values).
+fn states_from_file(path: &Path, start: &[AgentState]) -> Result<Vec<AgentState>> {
+    let file = read_state_file(path)?;
     start
         .iter()
         .map(|s| {

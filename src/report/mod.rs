@@ -2,6 +2,7 @@
 //! they read are [`crate::sim::state_file`]).
 
 pub mod check;
+pub mod place_fit;
 pub mod quality;
 
 pub use check::{check_run, check_run_steps, CheckReport};

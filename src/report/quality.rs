@@ -15,8 +15,8 @@
 //!   going to bed (a nap is fine);
 //! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
 //!   (a 15-minute plan that starts the day again at 3 pm);
-//! - **place fits the activity** (with an embedder): the agent's place is among the third of
-//!   the world's places most similar to the activity (cosine of sentence embeddings);
+//! - **place fits the activity** (with an embedder): the agent's place is about as like the
+//!   activity as the world's most like place ([`super::place_fit`]; a rough signal);
 //! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)");
 //! - **utterances out of the speaker's voice**: the speaker named by their own first name
 //!   ("Sounds good, Joey!" said by Joey; an introduction, "I'm Joey", is fine), the context's
@@ -38,6 +38,8 @@ use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
+
+use super::place_fit::{embed, PlaceFit};
 
 /// Words of the planning prompts and the agent's context that, in an activity, mean the
 /// model copied them.
@@ -101,7 +103,7 @@ pub struct QualityReport {
     /// Agent-steps from noon to midnight that do not start the day again (waking up,
     /// breakfast).
     pub no_restart_after_noon: Share,
-    /// Agent-steps whose place is among the third of places most like the activity (only
+    /// Agent-steps whose place fits the activity by [`super::place_fit::PlaceFit`] (only
     /// with an embedder).
     pub place_fits_activity: Option<Share>,
     /// Utterances without speaker labels or stage directions.
@@ -187,17 +189,6 @@ pub fn not_an_action(activity: &str, names: &[String]) -> bool {
                 || a.starts_with(&format!("{n}:"))
         })
         || PROMPT_WORDS.iter().any(|w| a.contains(w))
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
-    }
 }
 
 /// The report over `states` (a run's state files in step order) of `world`. With an
@@ -293,57 +284,36 @@ pub fn quality(
     }
 }
 
-/// Whether each agent-step's place is among the third of places most like its activity.
+/// Whether each agent-step's place fits its activity ([`PlaceFit`]).
 fn place_share(
     world: &World,
     states: &[StateFile],
     embedder: &mut dyn TextEmbedder,
 ) -> Option<Share> {
-    let leaves: Vec<String> = world
-        .locations
-        .leaves()
-        .iter()
-        .map(|l| display_path(l))
-        .collect();
+    let fit = PlaceFit::new(world, embedder)?;
     let activities: BTreeSet<&str> = states
         .iter()
         .flat_map(|s| s.agents.iter().map(|a| a.activity.as_str()))
         .collect();
-    let activities: Vec<&str> = activities.into_iter().collect();
-    let leaf_refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
-    let embed = |e: &mut dyn TextEmbedder, t: &[&str]| match e.embed(t) {
-        Ok(v) if v.len() == t.len() => Some(v),
-        Ok(_) => {
-            tracing::warn!(
-                "the embedder returned the wrong number of vectors: place share left out"
-            );
-            None
-        }
-        Err(err) => {
-            tracing::warn!(error = %err, "embedding failed: place share left out");
-            None
-        }
-    };
-    let place_vecs = embed(embedder, &leaf_refs)?;
+    let activities: Vec<String> = activities.into_iter().map(str::to_string).collect();
     let act_vecs = embed(embedder, &activities)?;
-    let keep = leaves.len().div_ceil(3).max(1);
     let mut share = Share::default();
     for st in states {
         for a in &st.agents {
             let Some(ai) = activities.iter().position(|x| *x == a.activity) else {
                 continue;
             };
-            let here = display_path(&a.location);
-            let Some(pi) = leaves.iter().position(|l| *l == here) else {
+            let Some(pi) = fit.index(&a.location) else {
                 continue;
             };
-            let sims: Vec<f32> = place_vecs
-                .iter()
-                .map(|p| cosine(&act_vecs[ai], p))
-                .collect();
-            let better = sims.iter().filter(|&&s| s > sims[pi]).count();
-            share.add(better < keep, || {
-                format!("{} {}: {} at {here}", st.time, a.name, a.activity)
+            share.add(fit.fits(&act_vecs[ai], pi), || {
+                format!(
+                    "{} {}: {} at {}",
+                    st.time,
+                    a.name,
+                    a.activity,
+                    display_path(&a.location)
+                )
             });
         }
     }
@@ -412,6 +382,7 @@ mod tests {
             "John Lin checks the fridge for ingredients and prepares the",
             "Play the third section of the composition to see if it's",
             "Serve the first customer's prescription and ask about their ",
+            "John Lin starts by taking a break from the counter to grab",
         ] {
             assert!(ends_unfinished(cut), "{cut:?}");
         }
@@ -420,6 +391,8 @@ mod tests {
             "Go to bed.",
             "The",
             "Walk to the pharmacy",
+            "Decide what to make",
+            "Go out to get lunch",
             "吃早饭",
         ] {
             assert!(!ends_unfinished(whole), "{whole:?}");
