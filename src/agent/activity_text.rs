@@ -136,9 +136,42 @@ const NAMES_THE_OBJECT: &[&str] = &[
     "nothing",
 ];
 
+/// Verbs that "in" or "on" can end as a particle: "settles in", "carries on", "checks in".
+const PARTICLE_VERBS: &[&str] = &[
+    "settle", "check", "move", "log", "sleep", "give", "drop", "tune", "join", "walk", "come",
+    "step", "pop", "stay", "carry", "hold", "go", "keep", "sign", "fill", "hand", "turn", "chime",
+    "sink", "snuggle", "curl", "head", "look", "listen", "try", "put",
+];
+
+/// Whether `word` is a form of one of [`PARTICLE_VERBS`] ("settles", "carried", "dropping").
+fn particle_verb(word: &str) -> bool {
+    PARTICLE_VERBS.iter().any(|v| {
+        let stem = v.strip_suffix('e').unwrap_or(v);
+        let y = v.strip_suffix('y');
+        let last = v.chars().last().unwrap_or(' ');
+        word == *v
+            || word.strip_suffix("es").is_some_and(|w| w == *v)
+            || word.strip_suffix('s').is_some_and(|w| w == *v)
+            || word
+                .strip_suffix("ed")
+                .is_some_and(|w| w == *v || w == stem)
+            || word.strip_suffix('d').is_some_and(|w| w == *v)
+            || word.strip_suffix("ing").is_some_and(|w| {
+                w == *v
+                    || w == stem
+                    || (w.len() == v.len() + 1 && w.starts_with(v) && w.ends_with(last))
+            })
+            || y.is_some_and(|y| {
+                word.strip_suffix("ies").is_some_and(|w| w == y)
+                    || word.strip_suffix("ied").is_some_and(|w| w == y)
+            })
+    })
+}
+
 /// Whether `t` (its end punctuation trimmed) has more than one word and ends on one that
 /// cannot end a phrase; "for a while" ends one, "while" alone does not; nor does "to grab"
-/// unless the object was named before it.
+/// unless the object was named before it; "in" and "on" end one as a particle ("settles in",
+/// "puts it on").
 fn dangles(t: &str) -> bool {
     let lower = t.to_lowercase();
     let words: Vec<&str> = lower.split(' ').rev().take(3).collect();
@@ -147,7 +180,11 @@ fn dangles(t: &str) -> bool {
     let no_object = NEEDS_OBJECT.contains(&last)
         && words.get(1) == Some(&"to")
         && !words.get(2).is_some_and(|w| NAMES_THE_OBJECT.contains(w));
-    t.contains(' ') && !a_while && (DANGLING.contains(&last) || no_object)
+    let particle = matches!(last, "in" | "on")
+        && words
+            .get(1)
+            .is_some_and(|w| particle_verb(w) || matches!(*w, "it" | "them" | "him" | "me" | "us"));
+    t.contains(' ') && !a_while && !particle && (DANGLING.contains(&last) || no_object)
 }
 
 /// `text` without the words at its end that cannot end a phrase, and the punctuation

@@ -116,29 +116,25 @@ pub fn speaker_system(
 /// What a speaker sees: what both are doing, how the speaker feels (when not simply
 /// neutral: a small model reads "feeling neutral" out) and how close they are.
 fn situation(me: &AgentState, other: &AgentState) -> String {
-    format!(
-        "{} is doing: {}.{} {} is here too, doing: {}. {}",
-        me.name,
-        me.activity,
-        feeling_sentence(me),
-        other.name,
-        other.activity,
-        relationship_sentence(me, &other.name)
-    )
+    scene(me, other, &relationship_sentence(me, &other.name))
 }
 
 /// What a speaker sees when asked for words: [`situation`] without how close they feel,
 /// which a small model says aloud ("I'm feeling a bit close to you"); who the other is to
 /// the speaker stays.
 fn words_situation(me: &AgentState, other: &AgentState) -> String {
+    scene(me, other, &relation_sentence(me, &other.name))
+}
+
+/// What both are doing, how the speaker feels, then `relation`.
+fn scene(me: &AgentState, other: &AgentState, relation: &str) -> String {
     format!(
-        "{} is doing: {}.{} {} is here too, doing: {}. {}",
+        "{} is doing: {}.{} {} is here too, doing: {}. {relation}",
         me.name,
         me.activity,
         feeling_sentence(me),
         other.name,
         other.activity,
-        relation_sentence(me, &other.name)
     )
 }
 

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-/// Removes what the model may add around the words: a leading "Name:" label of either
-/// participant (full or first name), stage directions (`*smiles*`, `(laughs)`, `[pause]`)
-/// and surrounding quotes.
+/// Removes what the model may add around the words: a list dash, a leading "Name:" label of
+/// either participant (full or first name; also "Name says:" and `Name, "...` before a
+/// quotation), stage directions (`*smiles*`, `(laughs)`, `[pause]`) and surrounding quotes.
 pub fn strip_speaker(text: &str, names: &[&str]) -> String {
     let mut t = text.trim().to_string();
     for (open, close) in [('*', '*'), ('(', ')'), ('[', ']')] {
@@ -19,12 +19,23 @@ pub fn strip_speaker(text: &str, names: &[&str]) -> String {
         }
     }
     let mut t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(rest) = t.strip_prefix("- ").or_else(|| t.strip_prefix("• ")) {
+        t = rest.to_string();
+    }
     for n in names {
         let first = n.split_whitespace().next().unwrap_or(n);
         for label in [*n, first] {
             if let Some(rest) = t.strip_prefix(label) {
-                if let Some(rest) = rest.trim_start().strip_prefix(':') {
+                let rest = rest.trim_start();
+                let label_end = [":", "says:", "says :", "said:"]
+                    .iter()
+                    .find_map(|end| rest.strip_prefix(end));
+                if let Some(rest) = label_end {
                     t = rest.trim().to_string();
+                } else if let Some(rest) = rest.strip_prefix(',') {
+                    if rest.trim_start().starts_with(['"', '“']) {
+                        t = rest.trim().to_string();
+                    }
                 }
             }
         }
@@ -411,6 +422,22 @@ mod tests {
         );
         assert_eq!(strip_speaker("\"Morning, son.\"", &n), "Morning, son.");
         assert_eq!(strip_speaker("Eddy Lin: Hi Dad", &n), "Hi Dad");
+        // Dialogue as a list item, a "says:" label, a name before a quotation.
+        assert_eq!(
+            strip_speaker("- John Lin: \"Eddy, hello\"", &n),
+            "Eddy, hello"
+        );
+        assert_eq!(strip_speaker("John says: Hi Eddy", &n), "Hi Eddy");
+        assert_eq!(
+            strip_speaker("John Lin, \"Eddy Lin, you're here\"", &n),
+            "Eddy Lin, you're here"
+        );
+        // A name the words begin with stays.
+        assert_eq!(strip_speaker("Eddy, hello", &n), "Eddy, hello");
+        assert_eq!(
+            strip_speaker("John said, \"practise\" and I did", &n),
+            "John said, \"practise\" and I did"
+        );
     }
 
     #[test]

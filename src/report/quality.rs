@@ -383,6 +383,8 @@ mod tests {
             "Play the third section of the composition to see if it's",
             "Serve the first customer's prescription and ask about their ",
             "John Lin starts by taking a break from the counter to grab",
+            "Joey puts the plates in",
+            "Monica walks to the kitchen and cooks on",
         ] {
             assert!(ends_unfinished(cut), "{cut:?}");
         }
@@ -393,6 +395,11 @@ mod tests {
             "Walk to the pharmacy",
             "Decide what to make",
             "Go out to get lunch",
+            "Monica Geller settles in",
+            "Joey carries on",
+            "Put it on",
+            "Rachel checked in",
+            "Joey is dropping in",
             "吃早饭",
         ] {
             assert!(!ends_unfinished(whole), "{whole:?}");
