@@ -91,12 +91,15 @@ pub fn out_of_voice(text: &str, speaker: &str) -> bool {
 
 /// Whether a line is an assistant talking, not the person: a refusal ("I'm sorry, but I
 /// can't assist with that") or an offer to write the line ("Sure, I can help you with that.
-/// Let's say ...", "John Lin could say something like this").
+/// Let's say ...", "John Lin could say something like this", "Sure, John Lin can say: ...").
 pub fn is_refusal(text: &str) -> bool {
     let t = lower(text);
     [
         "i can help you with that",
         "could say something like",
+        "can say:",
+        "could say:",
+        "might say:",
         "assist with",
         "as an ai",
         "language model",
@@ -373,6 +376,11 @@ mod tests {
             "Sure, John Lin could say something like this to Eddy Lin to bring up the topic:"
         ));
         assert!(!is_refusal("Sure, I can help you carry that."));
+        // From a Lin day: the model writing the line as an assistant.
+        assert!(is_refusal(
+            "Sure, John Lin can say: \"Hey Eddy, I've been thinking about you lately.\""
+        ));
+        assert!(!is_refusal("I can say this: the tune is lovely."));
     }
 
     #[test]
