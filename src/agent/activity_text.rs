@@ -108,7 +108,7 @@ const DANGLING: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "by", "for", "with",
     "from", "into", "his", "her", "their", "my", "its", "while", "as", "some", "if", "that",
     "it's", "is", "are", "was", "were", "be", "who", "which", "than", "about", "what", "how",
-    "will", "can", "could", "would", "should",
+    "will", "can", "could", "would", "should", "he", "she", "they", "we",
 ];
 
 /// Whether an activity ends on a word that cannot end a phrase ("... and prepares the", "...

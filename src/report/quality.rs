@@ -384,6 +384,7 @@ mod tests {
             "Serve the first customer's prescription and ask about their ",
             "John Lin starts by taking a break from the counter to grab",
             "Joey puts the plates in",
+            "Leonard Hofstadter starts reading the new comic book he",
             "Monica walks to the kitchen and cooks on",
         ] {
             assert!(ends_unfinished(cut), "{cut:?}");
