@@ -143,29 +143,32 @@ const PARTICLE_VERBS: &[&str] = &[
     "sink", "snuggle", "curl", "head", "look", "listen", "try", "put",
 ];
 
-/// Whether `word` is a form of one of [`PARTICLE_VERBS`] ("settles", "carried", "dropping").
+/// Whether `word` is a form of one of [`PARTICLE_VERBS`] ("settles", "carried", "dropping"):
+/// the word with a regular ending taken off is one of them.
 fn particle_verb(word: &str) -> bool {
-    PARTICLE_VERBS.iter().any(|v| {
-        let stem = v.strip_suffix('e').unwrap_or(v);
-        let y = v.strip_suffix('y');
-        let last = v.chars().last().unwrap_or(' ');
-        word == *v
-            || word.strip_suffix("es").is_some_and(|w| w == *v)
-            || word.strip_suffix('s').is_some_and(|w| w == *v)
-            || word
-                .strip_suffix("ed")
-                .is_some_and(|w| w == *v || w == stem)
-            || word.strip_suffix('d').is_some_and(|w| w == *v)
-            || word.strip_suffix("ing").is_some_and(|w| {
-                w == *v
-                    || w == stem
-                    || (w.len() == v.len() + 1 && w.starts_with(v) && w.ends_with(last))
-            })
-            || y.is_some_and(|y| {
-                word.strip_suffix("ies").is_some_and(|w| w == y)
-                    || word.strip_suffix("ied").is_some_and(|w| w == y)
-            })
-    })
+    let mut bases = vec![word.to_string()];
+    for (ending, base_end) in [
+        ("ies", "y"),
+        ("ied", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+    ] {
+        if let Some(stem) = word.strip_suffix(ending) {
+            bases.push(format!("{stem}{base_end}"));
+            // "dropping", "popped": a doubled last consonant.
+            let mut chars = stem.chars().rev();
+            if let (Some(a), Some(b)) = (chars.next(), chars.next()) {
+                if a == b && base_end.is_empty() {
+                    bases.push(stem[..stem.len() - a.len_utf8()].to_string());
+                }
+            }
+        }
+    }
+    bases.iter().any(|b| PARTICLE_VERBS.contains(&b.as_str()))
 }
 
 /// Whether `t` (its end punctuation trimmed) has more than one word and ends on one that
@@ -404,6 +407,19 @@ mod tests {
         ];
         for (line, kept) in cases {
             assert_eq!(clean_activity(line), kept, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn particle_verbs_are_known_in_their_forms() {
+        for w in [
+            "settle", "settles", "settled", "settling", "carries", "carried", "dropping", "popped",
+            "checks", "goes", "filled",
+        ] {
+            assert!(particle_verb(w), "{w}");
+        }
+        for w in ["cooks", "plates", "reading", "the"] {
+            assert!(!particle_verb(w), "{w}");
         }
     }
 

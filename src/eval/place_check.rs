@@ -35,8 +35,7 @@ pub fn checker_score(
     let mut fitting = Share::default();
     let mut others = Share::default();
     for (item, v) in items.iter().zip(&vectors) {
-        for (i, leaf) in fit.leaves.iter().enumerate() {
-            let accepted = fit.fits(v, i);
+        for (leaf, accepted) in fit.leaves.iter().zip(fit.fitting(v)) {
             let example = || {
                 format!(
                     "line {}: {} at {}",

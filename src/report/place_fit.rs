@@ -5,6 +5,7 @@
 //! is a rough signal, not a count of misplaced steps).
 
 use crate::embed::cosine;
+use crate::memory::embedder::embed_checked;
 use crate::memory::TextEmbedder;
 use crate::world::{display_path, World};
 
@@ -40,28 +41,23 @@ impl PlaceFit {
     /// Whether place `here` (an index of [`PlaceFit::leaves`]) fits an activity embedded as
     /// `activity`: its cosine is within [`PLACE_MARGIN`] of the best place's.
     pub fn fits(&self, activity: &[f32], here: usize) -> bool {
+        self.fitting(activity).get(here).copied().unwrap_or(false)
+    }
+
+    /// For every place of [`PlaceFit::leaves`], whether it fits the activity ([`Self::fits`]).
+    pub fn fitting(&self, activity: &[f32]) -> Vec<bool> {
         let sims: Vec<f32> = self.vectors.iter().map(|p| cosine(activity, p)).collect();
         let best = sims.iter().copied().fold(f32::MIN, f32::max);
-        sims.get(here).is_some_and(|&s| s >= best - PLACE_MARGIN)
+        sims.iter().map(|&s| s >= best - PLACE_MARGIN).collect()
     }
 }
 
-/// Embeds `texts`, or logs why not (the place share is then left out).
+/// Embeds `texts` ([`embed_checked`]), or logs why not (the place share is then left out).
 pub fn embed(embedder: &mut dyn TextEmbedder, texts: &[String]) -> Option<Vec<Vec<f32>>> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    match embedder.embed(&refs) {
-        Ok(v) if v.len() == texts.len() => Some(v),
-        Ok(_) => {
-            tracing::warn!(
-                "the embedder returned the wrong number of vectors: place share left out"
-            );
-            None
-        }
-        Err(err) => {
-            tracing::warn!(error = %err, "embedding failed: place share left out");
-            None
-        }
-    }
+    embed_checked(embedder, &refs)
+        .map_err(|err| tracing::warn!(error = %err, "embedding failed: place share left out"))
+        .ok()
 }
 
 #[cfg(test)]
