@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use humanoid::llm::Inference;
 use humanoid::model_store::sha256_file;
-use humanoid::remote::{default_tokenizer, RemoteClient, RemoteConfig};
+use humanoid::remote::{default_tokenizer, local_thresholds, RemoteClient, RemoteConfig};
 use humanoid::sim::ModelInfo;
 use humanoid::world::YesThresholds;
 
@@ -98,7 +98,7 @@ pub struct Opened {
     /// `remote`, or the local device.
     pub device: String,
     /// The model's need thresholds from its manifest (none for a file without one, or a
-    /// server's model).
+    /// served model whose tokenizer is not a local model's own file).
     pub yes_threshold: YesThresholds,
 }
 
@@ -112,12 +112,22 @@ pub fn open(remote: Option<&RemoteConfig>, model: &ModelArgs) -> Result<Opened> 
             path: client.url().to_string(),
             sha256: String::new(),
         };
+        let yes_threshold = local_thresholds(&cfg.model, &cfg.tokenizer);
+        if let Some(t) = &yes_threshold {
+            if !t.is_empty() {
+                eprintln!(
+                    "remote: the need thresholds of the local model {} apply: {}",
+                    cfg.model,
+                    serde_json::to_string(t)?
+                );
+            }
+        }
         return Ok(Opened {
             inference: Box::new(client),
             info,
             name: cfg.model.clone(),
             device: "remote".into(),
-            yes_threshold: YesThresholds::default(),
+            yes_threshold: yes_threshold.unwrap_or_default(),
         });
     }
     model

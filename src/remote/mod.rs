@@ -18,6 +18,7 @@ pub mod local;
 
 use std::path::PathBuf;
 
+use crate::formats::needs::YesThresholds;
 use serde::{Deserialize, Serialize};
 
 pub use choose::ChooseMethod;
@@ -75,10 +76,23 @@ pub enum RemoteError {
     Invalid(String),
 }
 
+/// The local model `model` names (a manifest name or a path), fetched if absent: its file
+/// gives a served model's tokenizer, its manifest the need thresholds tuned for it.
+pub fn local_model(model: &str) -> Option<crate::model_store::ResolvedModel> {
+    let spec = crate::model_store::ModelSpec::parse(model).ok()?;
+    crate::model_store::resolve(&spec, &crate::model_store::models_dir(), true).ok()
+}
+
 /// Where a tokenizer for `model` is, if it names a local model (a manifest name or a path).
 pub fn default_tokenizer(model: &str) -> Option<PathBuf> {
-    let spec = crate::model_store::ModelSpec::parse(model).ok()?;
-    let resolved =
-        crate::model_store::resolve(&spec, &crate::model_store::models_dir(), true).ok()?;
-    Some(resolved.path)
+    local_model(model).map(|m| m.path)
+}
+
+/// The need thresholds (`yes_threshold`) of the local model a served `model` stands for:
+/// those of its manifest when the client's tokenizer is that model's own file (the same
+/// weights, presumably, so the same calibration); else none (0.5 each).
+pub fn local_thresholds(model: &str, tokenizer: &str) -> Option<YesThresholds> {
+    let local = local_model(model)?;
+    let same = std::path::Path::new(tokenizer) == local.path;
+    same.then_some(local.manifest?.yes_threshold)
 }
