@@ -399,7 +399,10 @@ fn a_served_local_model_keeps_its_manifests_need_thresholds() {
     assert_eq!(local_thresholds(qwen, &smol.display().to_string()), None);
     let untuned = local_thresholds("smollm2-135m", &smol.display().to_string()).unwrap();
     assert!(untuned.is_empty());
-    assert_eq!(local_thresholds("no-such-model", "/nowhere/tokenizer.json"), None);
+    assert_eq!(
+        local_thresholds("no-such-model", "/nowhere/tokenizer.json"),
+        None
+    );
 }
 
 /// Against a server that is not ours (built by `benches/remote/llama-server.sh`, pointed to

@@ -109,6 +109,34 @@ fn one_day_run_is_complete_and_well_formed() {
     assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
 }
 
+/// Sleep at night is the day plan's: every step the plan sleeps through (Eddy Lin's hour
+/// before his plan's 7 am, and after a line going to bed at night) is asleep, as the quality
+/// report counts it; a fully asleep hour asks the model nothing.
+#[test]
+fn the_day_plans_sleep_is_slept() {
+    let dir = one_day_dir();
+    let out = bin()
+        .args(["check", "--quality", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    let q: serde_json::Value = serde_json::from_str(json).unwrap();
+    let asleep = &q["asleep_when_planned"];
+    assert!(asleep["total"].as_u64().unwrap() >= 4, "{asleep}");
+    assert_eq!(asleep["share"], 1.0, "{asleep}");
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let eddy_at_6 = events.iter().filter(|e| {
+        e.kind() == "model_call"
+            && e.body["agent"] == "Eddy Lin"
+            && e.body["purpose"] == "15m_plan"
+            && e.body["time"] == "06:00 am"
+    });
+    assert_eq!(eddy_at_6.count(), 0, "Eddy's sleeping hour is not asked");
+}
+
 #[test]
 fn events_account_for_every_model_call_and_fallback() {
     let dir = one_day_dir();

@@ -165,7 +165,7 @@ pub async fn act(
             place::RUN_PLACE_PROMPT,
             world,
             name,
-            activity,
+            &place::placed_activity(state, mind.minutes),
             &[],
         ),
     ));

@@ -62,6 +62,10 @@ pub struct AgentState {
     /// The current hour in 15-minute steps.
     pub quarter_plan: Vec<PlanLine>,
     pub suggested_change: Option<String>,
+    /// The hour's activity the 15-minute plan breaks down (none once a plan change rewrites
+    /// the hour): where a step happens is asked with it.
+    #[serde(default)]
+    pub part_of: Option<String>,
     /// The feeling the plan was last reconsidered for ("feeling sad and very hungry"): the
     /// question is asked again only when the feeling changes.
     #[serde(default)]
@@ -92,6 +96,7 @@ impl AgentState {
             hourly_plan: Vec::new(),
             quarter_plan: Vec::new(),
             suggested_change: None,
+            part_of: None,
             reconsidered_for: None,
             reconsidered_at: None,
             judged: None,
@@ -112,6 +117,7 @@ impl AgentState {
         self.hourly_plan.clear();
         self.quarter_plan.clear();
         self.suggested_change = None;
+        self.part_of = None;
         self.reconsidered_for = None;
         self.judged = None;
     }

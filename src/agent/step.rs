@@ -134,6 +134,7 @@ pub async fn step(
     }
     if !state.quarter_plan.iter().any(|l| l.minutes == minutes) {
         state.quarter_plan = quarter_plan(mind, world, state, &base).await;
+        state.part_of = line_at(&state.hourly_plan, minutes).map(|l| l.activity.clone());
         out.events.push(AgentEvent::QuarterPlan {
             lines: lines(&state.quarter_plan),
         });

@@ -183,10 +183,32 @@ pub fn run(a: RunArgs) -> Result<()> {
         a.seed,
         out.display()
     );
-    let parts = RuntimeParts::with_backend(backend, Box::new(embedder));
+    let parts = RuntimeParts::with_backend(prompt_logged(backend)?, Box::new(embedder));
     let rt = parts.runtime();
     let run = Run::create(&out, config, &rt, &mut |_| {})?;
     drive(run, &rt)
+}
+
+/// `backend`, writing each request and answer to the file `HUMANOID_PROMPT_LOG` names
+/// (appended to, so a resumed run continues it), if set.
+fn prompt_logged(backend: Box<dyn Inference>) -> Result<Box<dyn Inference>> {
+    let Some(path) = std::env::var_os("HUMANOID_PROMPT_LOG") else {
+        return Ok(backend);
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "HUMANOID_PROMPT_LOG: opening {}",
+                Path::new(&path).display()
+            )
+        })?;
+    let out = Box::new(std::io::BufWriter::new(file));
+    Ok(Box::new(humanoid::llm::prompt_log::PromptLog::new(
+        backend, out,
+    )))
 }
 
 /// Runs `resume`.
@@ -225,7 +247,7 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
     let embedder = Embedder::load(Path::new(&config.embed_model))
         .or_else(|_| Embedder::load_default(true))
         .context("loading the embedding model")?;
-    let parts = RuntimeParts::with_backend(backend, Box::new(embedder));
+    let parts = RuntimeParts::with_backend(prompt_logged(backend)?, Box::new(embedder));
     let rt = parts.runtime();
     let run = match opened {
         Some(run) => run,
@@ -449,10 +471,12 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     row("activities that are actions", &q.activities_are_actions);
     row("activities that end whole", &q.whole_activities);
     row("no sleep 08:00-20:00", &q.no_sleep_in_the_day);
+    row("asleep when the plan sleeps", &q.asleep_when_planned);
     row(
         "no wake-up or breakfast after noon",
         &q.no_restart_after_noon,
     );
+    row("place follows the day plan", &q.place_follows_plan);
     if let Some(p) = &q.place_fits_activity {
         row("place fits the activity", p);
     }

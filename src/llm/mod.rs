@@ -21,6 +21,7 @@ pub mod kernels;
 pub mod kv;
 pub mod model;
 pub mod prefix;
+pub mod prompt_log;
 pub mod request;
 pub mod sampler;
 pub mod scheduler;

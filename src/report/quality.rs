@@ -13,8 +13,15 @@
 //!   prepares the"), as a line cut at the length limit does;
 //! - **sleep outside the night**: steps between 08:00 and 20:00 whose activity is sleeping or
 //!   going to bed (a nap is fine);
+//! - **asleep when the plan sleeps**: steps the agent's day plan sleeps through (before its
+//!   first line, and from a line that goes to bed at night) whose activity is sleep (John Lin
+//!   "goes to the gym" at 11 pm, an hour after his plan's "go to bed", fails);
 //! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
 //!   (a 15-minute plan that starts the day again at 3 pm);
+//! - **place follows the day plan**: steps whose day-plan line names one top-level place
+//!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
+//!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
+//!   left out;
 //! - **place fits the activity** (with an embedder): the agent's place is about as like the
 //!   activity as the world's most like place ([`super::place_fit`]; a rough signal);
 //! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)");
@@ -32,8 +39,11 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
-use crate::agent::plan::is_sleep;
+use crate::agent::place::named_places;
+use crate::agent::plan::{asleep_in_plan, is_sleep};
+use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
+use crate::agent::PlanLine;
 use crate::formats::script::{script_of, Letters, Script};
 use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
@@ -100,9 +110,14 @@ pub struct QualityReport {
     pub whole_activities: Share,
     /// Agent-steps in the day (08:00 to 20:00) that are not sleep.
     pub no_sleep_in_the_day: Share,
+    /// Agent-steps the day plan sleeps through ([`asleep_in_plan`]) whose activity is sleep.
+    pub asleep_when_planned: Share,
     /// Agent-steps from noon to midnight that do not start the day again (waking up,
     /// breakfast).
     pub no_restart_after_noon: Share,
+    /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
+    /// line names one top-level place, after the line's first step).
+    pub place_follows_plan: Share,
     /// Agent-steps whose place fits the activity by [`super::place_fit::PlaceFit`] (only
     /// with an embedder).
     pub place_fits_activity: Option<Share>,
@@ -227,6 +242,29 @@ pub fn quality(
             if minutes.is_some_and(|m| (8 * 60..20 * 60).contains(&m)) {
                 r.no_sleep_in_the_day.add(!is_sleep(&a.activity), at);
             }
+            if let Some(m) = minutes {
+                let plan: Vec<PlanLine> = a
+                    .most_recent_day_plan
+                    .lines()
+                    .filter_map(clock::parse_plan_line)
+                    .map(|(t, act)| PlanLine::new(t, act))
+                    .collect();
+                if asleep_in_plan(&plan, m) {
+                    r.asleep_when_planned.add(is_sleep(&a.activity), at);
+                }
+                if let Some(inside) = in_plans_place(world, &a.name, &plan, m, &a.location) {
+                    r.place_follows_plan.add(inside, || {
+                        format!(
+                            "{} {}: {} at {} (plan: {})",
+                            st.time,
+                            a.name,
+                            a.activity,
+                            display_path(&a.location),
+                            line_at(&plan, m).map_or("", |l| l.activity.as_str())
+                        )
+                    });
+                }
+            }
             if minutes.is_some_and(|m| m >= 12 * 60) {
                 r.no_restart_after_noon
                     .add(!starts_the_day(&a.activity), at);
@@ -275,12 +313,35 @@ pub fn quality(
         activities_are_actions: r.activities_are_actions.done(),
         whole_activities: r.whole_activities.done(),
         no_sleep_in_the_day: r.no_sleep_in_the_day.done(),
+        asleep_when_planned: r.asleep_when_planned.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
+        place_follows_plan: r.place_follows_plan.done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
         clean_utterances: r.clean_utterances.done(),
         own_voice_utterances: r.own_voice_utterances.done(),
         fresh_utterances: r.fresh_utterances.done(),
         utterances_about_something: r.utterances_about_something.done(),
+    }
+}
+
+/// Whether an agent at `location` at `minutes` is in the top-level place its day-plan line
+/// names; `None` where the line names none or several, is sleep, or starts at `minutes`.
+fn in_plans_place(
+    world: &World,
+    name: &str,
+    plan: &[PlanLine],
+    minutes: u32,
+    location: &[String],
+) -> Option<bool> {
+    let line = line_at(plan, minutes).filter(|l| l.minutes < minutes && !is_sleep(&l.activity))?;
+    let roots = world.locations.roots();
+    let here = location.first()?;
+    let current = roots.iter().position(|r| r == here);
+    let named = named_places(world, name, &line.activity, &[], &roots, current);
+    let mut which = named.iter().enumerate().filter(|(_, &n)| n).map(|(i, _)| i);
+    match (which.next(), which.next()) {
+        (Some(i), None) => Some(roots[i] == here.as_str()),
+        _ => None,
     }
 }
 
@@ -326,6 +387,33 @@ mod tests {
 
     fn names() -> Vec<String> {
         vec!["John Lin".into(), "Eddy Lin".into()]
+    }
+
+    #[test]
+    fn a_step_follows_the_place_its_plan_line_names() {
+        let world = World::parse(
+            include_str!("../../worlds/lin-family.toml"),
+            std::path::Path::new("worlds/lin-family.toml"),
+        )
+        .expect("the bundled world parses");
+        let plan = [
+            PlanLine::new(720, "eat lunch at Hobbs Cafe"),
+            PlanLine::new(780, "unpack deliveries in the storage room"),
+            PlanLine::new(1020, "take a walk"),
+        ];
+        let at = |m: u32, place: &str| {
+            let loc = crate::world::parse_path(place).unwrap();
+            in_plans_place(&world, "John Lin", &plan, m, &loc)
+        };
+        assert_eq!(at(735, "Hobbs Cafe"), Some(true));
+        assert_eq!(at(735, "Lin family's house/Kitchen"), Some(false));
+        assert_eq!(at(720, "Lin family's house/Kitchen"), None, "on the way");
+        assert_eq!(
+            at(795, "The Willows Market and Pharmacy/Counter"),
+            Some(true),
+            "the storage room is the pharmacy's"
+        );
+        assert_eq!(at(1035, "Johnson Park"), None, "names no place");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 use crate::agent::converse::{converse, speaker_system, Conversation, Speaker};
+use crate::agent::plan::is_sleep;
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
@@ -331,8 +332,12 @@ impl Sim {
         let mut pairs = Vec::new();
         for i in 0..n {
             for j in i + 1..n {
+                // An agent asleep neither starts a conversation nor is woken for one.
+                let asleep = |k: usize| is_sleep(&self.state.agents[k].activity);
                 if busy[i]
                     || busy[j]
+                    || asleep(i)
+                    || asleep(j)
                     || self.state.agents[i].location != self.state.agents[j].location
                 {
                     continue;

@@ -1,11 +1,14 @@
-//! Plan changes: whether the agent's emotion or needs call for one, the new lines for the
-//! rest of the hour and the next hour, and the rules that keep sleep at night.
+//! Plan changes: whether the agent's emotion or needs call for one, and the new lines for
+//! the rest of the hour and the next hour (kept asleep at night by `sleep.rs`).
 
 use crate::llm::constrain::PlanTimes;
 use crate::world::{clock, World};
 
 use super::super::mind::Mind;
 use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
+use super::sleep::{
+    asleep_after_bed, is_bedtime, is_day, is_sleep, rest_instead_of_sleep, SLEEP_FROM_HOUR,
+};
 use super::{fill_fixed, quarter_slots, ACTIVITY_CHARS};
 
 /// A need at or below this level is urgent: a plan change is asked to meet it.
@@ -33,7 +36,8 @@ pub async fn maybe_change_plan(
 ) -> Option<PlanChange> {
     // Asleep at night, an agent does not reconsider the plan (John Lin, in bed since 9 pm,
     // "wakes up, goes to bed immediately after waking up" at 10 pm in a day of session 21).
-    if is_bedtime(mind.minutes) && is_sleep(&state.activity) {
+    // Nor asleep before the waking day (Eddy Lin, asleep until his plan's 7 am).
+    if !is_day(mind.minutes) && is_sleep(&state.activity) {
         return None;
     }
     let mut times = quarter_slots(world, mind.minutes);
@@ -148,11 +152,6 @@ fn urgent_needs(state: &AgentState, now: u32) -> (String, String) {
     )
 }
 
-/// From this hour a tired agent is asked to "rest or sleep"; before it, to rest for a while.
-/// Told "rest or sleep" at 7:15 pm, Eddy Lin went to bed and the rewritten lines had him
-/// "wake up and go to bed" every 15 minutes (a Lin day at 08dd1ec: no sleep in the day 0.969).
-pub const SLEEP_FROM_HOUR: u32 = 21;
-
 /// The part of the day at `minutes`: morning, afternoon, evening or night.
 pub fn part_of_day(minutes: u32) -> &'static str {
     match minutes / 60 % 24 {
@@ -161,29 +160,6 @@ pub fn part_of_day(minutes: u32) -> &'static str {
         17..=20 => "evening",
         _ => "night",
     }
-}
-
-/// From this hour until [`SLEEP_FROM_HOUR`] a plan change does not send an agent to sleep.
-pub const DAY_FROM_HOUR: u32 = 8;
-
-/// Whether an activity is sleeping or going to bed (not a nap).
-pub fn is_sleep(activity: &str) -> bool {
-    let a = activity.to_lowercase();
-    !a.contains("nap")
-        && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
-            .iter()
-            .any(|w| a.contains(w))
-}
-
-/// Whether `minutes` (of the day) is in the waking day, from [`DAY_FROM_HOUR`] to
-/// [`SLEEP_FROM_HOUR`].
-fn is_day(minutes: u32) -> bool {
-    (DAY_FROM_HOUR..SLEEP_FROM_HOUR).contains(&(minutes / 60))
-}
-
-/// Whether `minutes` (of the day) is from [`SLEEP_FROM_HOUR`] on.
-fn is_bedtime(minutes: u32) -> bool {
-    minutes / 60 >= SLEEP_FROM_HOUR
 }
 
 /// The rewritten `lines` with every line after going to bed at night asleep and none
@@ -200,33 +176,6 @@ fn stay_asleep(mind: &Mind<'_>, name: &str, lines: Vec<PlanLine>, text: &str) ->
         );
     }
     lines
-}
-
-/// [`stay_asleep`]'s rule, and the same for the day: a line that goes to sleep from
-/// [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`] rests instead (Monica Geller "goes to bed and
-/// sleeps for the night" at 5:30 pm in a Friends day of session 21). The lines, and how
-/// many were changed.
-fn asleep_after_bed(name: &str, mut lines: Vec<PlanLine>) -> (Vec<PlanLine>, usize) {
-    let mut in_bed = false;
-    let mut changed = 0;
-    for l in &mut lines {
-        if in_bed && !is_sleep(&l.activity) {
-            l.activity = format!("{name} is asleep.");
-            changed += 1;
-        } else if is_day(l.minutes) && is_sleep(&l.activity) {
-            l.activity = format!("{name} rests for a while.");
-            changed += 1;
-        }
-        in_bed |= is_bedtime(l.minutes) && is_sleep(&l.activity);
-    }
-    (lines, changed)
-}
-
-/// The rest to use instead of a plan change `suggestion` that sends `name` to sleep in the
-/// day (at `now`, minutes of the day, from [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`]).
-fn rest_instead_of_sleep(name: &str, suggestion: &str, now: u32) -> Option<String> {
-    (is_day(now) && is_sleep(suggestion))
-        .then(|| format!("{name} sits down and rests for a while."))
 }
 
 /// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
@@ -296,6 +245,7 @@ pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
         }
     }
     state.suggested_change = Some(change.suggestion.clone());
+    state.part_of = None;
 }
 
 #[cfg(test)]
@@ -317,54 +267,9 @@ mod tests {
     }
 
     #[test]
-    fn a_change_to_sleep_in_the_day_becomes_a_rest() {
-        let bed = "Eddy Lin should change his plan to go to bed before 7 pm.";
-        assert_eq!(
-            rest_instead_of_sleep("Eddy Lin", bed, 18 * 60 + 15).as_deref(),
-            Some("Eddy Lin sits down and rests for a while.")
-        );
-        assert_eq!(rest_instead_of_sleep("Eddy Lin", bed, 21 * 60 + 30), None);
-        assert_eq!(rest_instead_of_sleep("Eddy Lin", bed, 6 * 60 + 30), None);
-        let nap = "Eddy Lin should take a short nap on the sofa.";
-        assert_eq!(rest_instead_of_sleep("Eddy Lin", nap, 15 * 60), None);
-        assert!(is_sleep("Go to bed.") && is_sleep("sleep in his bedroom"));
+    fn the_parts_of_the_day() {
         let parts: Vec<_> = [6, 12, 18, 21, 2].map(|h| part_of_day(h * 60)).to_vec();
         assert_eq!(parts, ["morning", "afternoon", "evening", "night", "night"]);
-        assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
-    }
-
-    #[test]
-    fn after_going_to_bed_at_night_the_rewrite_stays_asleep() {
-        let lines = |l: &[(u32, &str)]| -> Vec<PlanLine> {
-            l.iter().map(|&(m, a)| PlanLine::new(m, a)).collect()
-        };
-        let night = lines(&[
-            (1260, "John Lin goes to bed immediately."),
-            (1275, "John Lin wakes up and goes to the living room."),
-            (1290, "John Lin sleeps soundly."),
-            (1305, "John Lin walks to the market."),
-        ]);
-        let (out, woke) = asleep_after_bed("John Lin", night);
-        let acts: Vec<_> = out.iter().map(|l| l.activity.as_str()).collect();
-        assert_eq!(
-            acts,
-            [
-                "John Lin goes to bed immediately.",
-                "John Lin is asleep.",
-                "John Lin sleeps soundly.",
-                "John Lin is asleep."
-            ]
-        );
-        assert_eq!(woke, 2);
-        // In the day sleep becomes a rest; a nap stays a nap.
-        let day = lines(&[(1050, "goes to bed and sleeps"), (1065, "take a nap")]);
-        let (out, changed) = asleep_after_bed("Monica Geller", day);
-        assert_eq!(changed, 1);
-        assert_eq!(out[0].activity, "Monica Geller rests for a while.");
-        assert_eq!(out[1].activity, "take a nap");
-        // In the morning neither rule applies.
-        let morning = lines(&[(405, "asleep"), (420, "wake up and stretch")]);
-        assert_eq!(asleep_after_bed("John Lin", morning.clone()), (morning, 0));
     }
 
     #[test]

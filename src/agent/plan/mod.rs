@@ -1,5 +1,5 @@
 //! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`) when
-//! the agent's emotion or needs call for one. Every plan is written under a constraint
+//! the agent's emotion or needs call for one; sleep at night by rule (`sleep.rs`). Every plan is written under a constraint
 //! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
 //! if too few lines come back, a logged fallback fills the gaps.
 
@@ -107,7 +107,15 @@ pub async fn hourly_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    fill_fixed("hourly_plan", mind, &times, lines, &text, &outline)
+    let mut lines = fill_fixed("hourly_plan", mind, &times, lines, &text, &outline);
+    // An hour the day plan sleeps through stays the day plan's ("go to bed", "asleep").
+    for (l, o) in lines.iter_mut().zip(&outline) {
+        let hour_end = l.minutes + 60 - world.step_minutes;
+        if asleep_in_plan(day_plan, l.minutes) && asleep_in_plan(day_plan, hour_end) {
+            l.activity = o.activity.clone();
+        }
+    }
+    lines
 }
 
 /// What the sleeping hours before the day plan's first line say in the hourly outline.
@@ -164,6 +172,28 @@ fn fill_fixed(
     out
 }
 
+/// The hour's activity with the day plan's lines that start inside the hour (after `from`,
+/// before `end`): "make breakfast for the family in the kitchen, then at 07:30 am: walk to
+/// The Willows Market and Pharmacy and open the shop". The hourly plan has one line an
+/// hour, so without them John Lin's 7 am hour never left the kitchen, and at 8 am, told to
+/// serve customers at the counter while at home, the 1.5B had him take four breaks to go to
+/// the bathroom (a Lin day of session 29).
+pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32) -> String {
+    let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
+    let mut text = hour.trim().trim_end_matches('.').to_string();
+    for l in day_plan
+        .iter()
+        .filter(|l| l.minutes > from && l.minutes < end && norm(&l.activity) != norm(hour))
+    {
+        text.push_str(&format!(
+            ", then at {}: {}",
+            clock::format_time(l.minutes),
+            l.activity.trim().trim_end_matches('.')
+        ));
+    }
+    text
+}
+
 /// The 15-minute slots from `from` to the end of its hour (and before the day ends).
 pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
     let hour_end = (from / 60 + 1) * 60;
@@ -180,6 +210,16 @@ pub async fn quarter_plan(
     system: &str,
 ) -> Vec<PlanLine> {
     let slots = quarter_slots(world, mind.minutes);
+    // Asleep by the day plan, or for the night, the agent is not asked what it does.
+    let was_asleep = mind.minutes == world.day_start || is_sleep(&state.activity);
+    if asleep_at(&state.day_plan, &slots, was_asleep)
+        .iter()
+        .all(|&a| a)
+    {
+        let mut lines: Vec<PlanLine> = slots.iter().map(|&t| PlanLine::new(t, "")).collect();
+        sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
+        return lines;
+    }
     let hour = line_at(&state.hourly_plan, mind.minutes)
         .map_or("go about the day".to_string(), |l| l.activity.clone());
     // The hours around this one are enough context (and keep the prompt short).
@@ -194,6 +234,7 @@ pub async fn quarter_plan(
     let end = slots
         .last()
         .map_or(mind.minutes, |&t| t + world.step_minutes);
+    let hour = with_lines_within(&hour, &state.day_plan, mind.minutes, end);
     let q = format!(
         "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already done. \
          From {now} to {end}, {name} will: {hour}. Break only this part of the day into {} steps \
@@ -215,18 +256,43 @@ pub async fn quarter_plan(
         )
         .await;
     let outline = [PlanLine::new(mind.minutes, hour)];
-    fill_fixed("15m_plan", mind, &slots, lines, &text, &outline)
+    let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
+    sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
+    lines
 }
 mod change;
+mod sleep;
 
 pub use change::{
-    apply_change, change_question, change_threshold, is_sleep, maybe_change_plan, part_of_day,
-    PlanChange, DAY_FROM_HOUR, SLEEP_FROM_HOUR, URGENT_NEED,
+    apply_change, change_question, change_threshold, maybe_change_plan, part_of_day, PlanChange,
+    URGENT_NEED,
+};
+pub use sleep::{
+    asleep_at, asleep_in_plan, is_sleep, sleep_in_plan, DAY_FROM_HOUR, SLEEP_FROM_HOUR,
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_hour_names_the_day_plans_lines_that_start_inside_it() {
+        let plan = [
+            PlanLine::new(390, "make breakfast"),
+            PlanLine::new(450, "walk to the shop"),
+            PlanLine::new(480, "serve customers"),
+        ];
+        assert_eq!(
+            with_lines_within("Make breakfast.", &plan, 420, 480),
+            "Make breakfast, then at 07:30 am: walk to the shop"
+        );
+        assert_eq!(
+            with_lines_within("serve customers", &plan, 480, 540),
+            "serve customers"
+        );
+        // A line at the hour's own start or end is not inside it.
+        assert_eq!(with_lines_within("walk", &plan, 450, 480), "walk");
+    }
 
     #[test]
     fn the_outline_sleeps_before_the_day_plan_starts() {
