@@ -214,3 +214,45 @@ fn world_generate_writes_a_valid_town_and_refuses_to_overwrite() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--agents 0"));
     assert!(!out.exists());
 }
+
+/// `HUMANOID_PROMPT_LOG` writes one line per model call of the run: its prompt, and the
+/// generated text or the options' probabilities, as the event log counts the calls.
+#[test]
+fn the_prompt_log_holds_every_call_of_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let log = tmp.path().join("prompts.jsonl");
+    util::ensure_models();
+    let out = Command::new(env!("CARGO_BIN_EXE_humanoid"))
+        .env(humanoid::model_store::CHAT_MODEL_ENV, util::FAST_CHAT_MODEL)
+        .env("HUMANOID_MODELS", util::models_dir())
+        .env("HUMANOID_PROMPT_LOG", &log)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "worlds/lin-family.toml", "--steps", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    util::ok(&out);
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let calls = events
+        .lines()
+        .filter(|l| l.contains("\"type\":\"model_call\""))
+        .count();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        calls > 10 && lines.len() == calls,
+        "{} lines, {calls} calls",
+        lines.len()
+    );
+    for l in &lines {
+        assert!(!l["prompt"].is_null(), "{l}");
+        assert!(l["text"].is_string() || l["probs"].is_array(), "{l}");
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l["text"].as_str().is_some_and(|t| t.contains("am:"))));
+}
