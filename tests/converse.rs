@@ -1,14 +1,61 @@
-//! `humanoid eval converse` on the shared one-day Lin family run (the fast model): the run's
+//! `humanoid eval converse` on a short Lin family run in one room (the fast model): the run's
 //! conversations of one step talked again, scored like the quality report, with clear errors.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use humanoid::agent::plan::is_sleep;
 use humanoid::agent::utterance::{about_situation, out_of_voice, repeats_earlier};
 use humanoid::report::quality::talk_situation;
 use humanoid::sim::events::read_events;
 use humanoid::world::World;
 
-use crate::sim::{bin, one_day_dir};
+use crate::sim::{bin, lin_family, one_day_dir};
+
+/// Steps of [`kitchen_run`].
+const KITCHEN_STEPS: u64 = 16;
+
+/// The Lin family with one place, the kitchen, from 6 am for [`KITCHEN_STEPS`] steps (the fast
+/// model): John and Eddy share it at every step (Eddy asleep until his plan's 7 am), so the
+/// run has conversations and steps where they did not talk. The shared one-day run need have
+/// neither once its places follow its plans (made once, shared by the tests here).
+fn kitchen_run() -> PathBuf {
+    static RUN: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = RUN.get_or_init(|| {
+        let text = std::fs::read_to_string(lin_family()).unwrap();
+        let start = text.find("locations = [").unwrap();
+        let end = start + text[start..].find("]\n").unwrap() + 2;
+        let kitchen = "Lin family's house/Kitchen";
+        let mut world = format!(
+            "{}locations = [\"{kitchen}\"]\n{}",
+            &text[..start],
+            &text[end..]
+        );
+        for room in ["John Lin's bedroom", "Eddy Lin's bedroom"] {
+            world = world.replace(
+                &format!("location = \"Lin family's house/{room}\""),
+                &format!("location = \"{kitchen}\""),
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lin-kitchen.toml");
+        std::fs::write(&path, world).unwrap();
+        let out = bin()
+            .arg("run")
+            .arg(&path)
+            .args(["--steps", &KITCHEN_STEPS.to_string(), "--out"])
+            .arg(dir.path().join("run"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    });
+    dir.path().join("run")
+}
 
 /// A logged conversation: its participants and its (speaker, text) turns.
 type Talk = (Vec<String>, Vec<(String, String)>);
@@ -62,7 +109,7 @@ fn converse(dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn eval_converse_talks_a_runs_conversations_again() {
-    let dir = one_day_dir();
+    let dir = kitchen_run();
     let (step, talks) = first_talks(&dir);
     let out = converse(
         &dir,
@@ -164,7 +211,7 @@ fn eval_converse_talks_a_runs_conversations_again() {
 
 #[test]
 fn eval_converse_met_adds_the_steps_two_agents_shared_a_place_without_talking() {
-    let dir = one_day_dir();
+    let dir = kitchen_run();
     let events = read_events(&dir.join("events.jsonl")).unwrap();
     let talked: Vec<u64> = events
         .iter()
@@ -179,13 +226,14 @@ fn eval_converse_met_adds_the_steps_two_agents_shared_a_place_without_talking() 
     )
     .unwrap();
     let run = humanoid::sim::RunDir::new(&dir);
-    let step = (0..72u64)
+    let step = (0..KITCHEN_STEPS)
         .find(|&s| {
             let text = std::fs::read_to_string(run.state_path(&world.state_file_of(s))).unwrap();
             let f: humanoid::sim::StateFile = serde_json::from_str(&text).unwrap();
-            f.agents[0].location == f.agents[1].location && !talked.contains(&s)
+            let awake = f.agents.iter().all(|a| !is_sleep(&a.activity));
+            f.agents[0].location == f.agents[1].location && awake && !talked.contains(&s)
         })
-        .expect("John and Eddy share a place at some step without talking");
+        .expect("John and Eddy, awake, share a place at some step without talking");
     let out = converse(&dir, &["--step", &step.to_string(), "--met", "--json"]);
     assert!(
         out.status.success(),

@@ -130,11 +130,17 @@ fn the_day_plans_sleep_is_slept() {
     let events = read_events(&dir.join("events.jsonl")).unwrap();
     let eddy_at_6 = events.iter().filter(|e| {
         e.kind() == "model_call"
-            && e.body["agent"] == "Eddy Lin"
-            && e.body["purpose"] == "15m_plan"
-            && e.body["time"] == "06:00 am"
+            && e.agent.as_deref() == Some("Eddy Lin")
+            && e.body.get("purpose").and_then(|p| p.as_str()) == Some("15m_plan")
+            && e.time == "06:00 am"
     });
     assert_eq!(eddy_at_6.count(), 0, "Eddy's sleeping hour is not asked");
+    let eddy_later = events.iter().filter(|e| {
+        e.kind() == "model_call"
+            && e.agent.as_deref() == Some("Eddy Lin")
+            && e.body.get("purpose").and_then(|p| p.as_str()) == Some("15m_plan")
+    });
+    assert!(eddy_later.count() > 0, "his waking hours are");
 }
 
 #[test]

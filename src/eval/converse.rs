@@ -22,6 +22,7 @@ use super::error::Result;
 use super::run_dir::run_err;
 use super::snapshot::{read_state_file, Snapshot};
 use crate::agent::converse::{converse, speaker_system, Conversation, Speaker, Turn};
+use crate::agent::plan::is_sleep;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier};
 use crate::agent::{AgentState, Fallback, Mind};
 use crate::llm::batch::{drive, key_of, Port, Task};
@@ -111,7 +112,9 @@ pub fn meetings(dir: &Path, step: Option<u64>, met: bool) -> Result<Vec<Meeting>
                 let talked = out
                     .iter()
                     .any(|m| m.step == s && m.names.contains(&a.name) && m.names.contains(&b.name));
-                if a.location == b.location && !talked {
+                // As in a run: an agent asleep does not talk.
+                let awake = !is_sleep(&a.activity) && !is_sleep(&b.activity);
+                if a.location == b.location && awake && !talked {
                     out.push(Meeting {
                         step: s,
                         time: file.time.clone(),
