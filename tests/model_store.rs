@@ -536,3 +536,24 @@ fn a_manifest_yes_threshold_names_needs_and_probabilities() {
         );
     }
 }
+
+/// A served model named like a local manifest, with that model's own file as its tokenizer,
+/// takes the manifest's tuned need thresholds (the 1.5B's `change_plan` and `fun`), as a run
+/// of the same file in-process does; another tokenizer, or a model without a manifest, none.
+#[test]
+fn a_served_local_model_keeps_its_manifests_need_thresholds() {
+    use humanoid::remote::{default_tokenizer, local_thresholds};
+    let qwen = "qwen2.5-coder-1.5b";
+    let file = default_tokenizer(qwen).expect("the 1.5B is fetched for the tests");
+    let t = local_thresholds(qwen, &file.display().to_string()).expect("a manifest");
+    assert_eq!(t.change_plan(), 0.76);
+    assert_eq!(t.per_need()[2], 0.6, "fun");
+    let smol = default_tokenizer("smollm2-135m").unwrap();
+    assert_eq!(local_thresholds(qwen, &smol.display().to_string()), None);
+    let untuned = local_thresholds("smollm2-135m", &smol.display().to_string()).unwrap();
+    assert!(untuned.is_empty());
+    assert_eq!(
+        local_thresholds("no-such-model", "/nowhere/tokenizer.json"),
+        None
+    );
+}
