@@ -47,11 +47,7 @@ fn kitchen_run() -> PathBuf {
             .arg(dir.path().join("run"))
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::util::ok(&out);
         dir
     });
     dir.path().join("run")
