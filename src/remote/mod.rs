@@ -90,9 +90,12 @@ pub fn default_tokenizer(model: &str) -> Option<PathBuf> {
 
 /// The need thresholds (`yes_threshold`) of the local model a served `model` stands for:
 /// those of its manifest when the client's tokenizer is that model's own file (the same
-/// weights, presumably, so the same calibration); else none (0.5 each).
+/// weights, presumably, so the same calibration); else none (0.5 each). Never fetches: a
+/// model absent here cannot be the tokenizer's file.
 pub fn local_thresholds(model: &str, tokenizer: &str) -> Option<YesThresholds> {
-    let local = local_model(model)?;
+    let spec = crate::model_store::ModelSpec::parse(model).ok()?;
+    let local =
+        crate::model_store::resolve(&spec, &crate::model_store::models_dir(), false).ok()?;
     let same = std::path::Path::new(tokenizer) == local.path;
     same.then_some(local.manifest?.yes_threshold)
 }

@@ -1,5 +1,6 @@
 //! The plan line a step is part of, which the walk weighs with the step's own words.
 
+use crate::agent::plan::{same_words, unstopped};
 use crate::agent::state::AgentState;
 
 /// The activity as the walk weighs it at `minutes`: the step with the plan line it is part
@@ -26,16 +27,10 @@ pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
                 && !crate::agent::plan::is_sleep(part)
                 && !same_words(step, part) =>
         {
-            format!("{} (part of: {part})", step.trim_end_matches('.'))
+            format!("{} (part of: {part})", unstopped(step))
         }
         _ => step.to_string(),
     }
-}
-
-/// Whether two activities are the same words (case and final full stop aside).
-fn same_words(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
-    norm(a) == norm(b)
 }
 
 #[cfg(test)]

@@ -179,19 +179,28 @@ fn fill_fixed(
 /// serve customers at the counter while at home, the 1.5B had him take four breaks to go to
 /// the bathroom (a Lin day of session 29).
 pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32) -> String {
-    let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
-    let mut text = hour.trim().trim_end_matches('.').to_string();
+    let mut text = unstopped(hour).to_string();
     for l in day_plan
         .iter()
-        .filter(|l| l.minutes > from && l.minutes < end && norm(&l.activity) != norm(hour))
+        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
     {
         text.push_str(&format!(
             ", then at {}: {}",
             clock::format_time(l.minutes),
-            l.activity.trim().trim_end_matches('.')
+            unstopped(&l.activity)
         ));
     }
     text
+}
+
+/// An activity trimmed, without its final full stop.
+pub fn unstopped(activity: &str) -> &str {
+    activity.trim().trim_end_matches('.')
+}
+
+/// Whether two activities are the same words (case and a final full stop aside).
+pub fn same_words(a: &str, b: &str) -> bool {
+    unstopped(a).to_lowercase() == unstopped(b).to_lowercase()
 }
 
 /// The 15-minute slots from `from` to the end of its hour (and before the day ends).
