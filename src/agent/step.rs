@@ -15,7 +15,7 @@ use crate::world::{clock, display_path, AgentSpec, Emotion, Need, Needs, World};
 use super::act::{act, update_needs, Evaluation};
 use super::context::{placeless_prompt, recall, system_prompt, CONTEXT_MEMORIES};
 use super::mind::Mind;
-use super::plan::{self, apply_change, day_plan, hourly_plan, quarter_plan};
+use super::plan::{self, apply_change, day_plan, hourly_plan, quarter_plan, Whereabouts};
 use super::state::{line_at, AgentState, Judged, PlanLine};
 
 /// Something that happened to an agent, for the event log.
@@ -73,13 +73,14 @@ fn lines(plan: &[PlanLine]) -> Vec<String> {
 }
 
 /// Runs one step for an agent at `mind`'s time. `first_of_day` starts a new day plan;
-/// `rng_seed` drives the needs' decay.
+/// `rng_seed` drives the needs' decay; `others` are where the other agents are.
 #[allow(clippy::too_many_arguments)]
 pub async fn step(
     mind: &Mind<'_>,
     world: &World,
     spec: &AgentSpec,
     state: &mut AgentState,
+    others: &[Whereabouts],
     memory: &mut MemoryStream,
     embedder: &RefCell<Box<dyn TextEmbedder>>,
     now: GameTime,
@@ -142,7 +143,9 @@ pub async fn step(
     if state.needs_attention(now.0) {
         state.reconsidered_for = Some(state.feeling());
         state.reconsidered_at = Some(now.0);
-        if let Some(change) = plan::maybe_change_plan(mind, world, state, &system).await {
+        if let Some(change) =
+            plan::maybe_change_plan(mind, world, spec, state, others, &system).await
+        {
             apply_change(state, &change, minutes);
             out.events.push(AgentEvent::PlanChange {
                 suggestion: change.suggestion.clone(),

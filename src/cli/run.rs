@@ -477,6 +477,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         &q.no_restart_after_noon,
     );
     row("place follows the day plan", &q.place_follows_plan);
+    row("urgent needs met within the hour", &q.urgent_needs_met);
     if let Some(p) = &q.place_fits_activity {
         row("place fits the activity", p);
     }

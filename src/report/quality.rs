@@ -22,6 +22,8 @@
 //!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
 //!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
 //!   left out;
+//! - **urgent needs met within the hour**: a need falling to 0 or 1 rises within four steps
+//!   ([`super::urgent_needs`]);
 //! - **place fits the activity** (with an embedder): the agent's place is about as like the
 //!   activity as the world's most like place ([`super::place_fit`]; a rough signal);
 //! - **speaker labels or stage directions** in utterances ("John: hi", "*smiles*", "(laughs)");
@@ -118,6 +120,9 @@ pub struct QualityReport {
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
+    /// Onsets of an urgent need met within the hour ([`super::urgent_needs`]).
+    #[serde(default)]
+    pub urgent_needs_met: Share,
     /// Agent-steps whose place fits the activity by [`super::place_fit::PlaceFit`] (only
     /// with an embedder).
     pub place_fits_activity: Option<Share>,
@@ -316,6 +321,7 @@ pub fn quality(
         asleep_when_planned: r.asleep_when_planned.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
         place_follows_plan: r.place_follows_plan.done(),
+        urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
         clean_utterances: r.clean_utterances.done(),
         own_voice_utterances: r.own_voice_utterances.done(),

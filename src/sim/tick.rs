@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 use crate::agent::converse::{converse, speaker_system, Conversation, Speaker};
-use crate::agent::plan::is_sleep;
+use crate::agent::plan::{is_sleep, Whereabouts};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
@@ -143,9 +143,20 @@ impl Sim {
         let seed = self.state.seed;
         let n = self.state.agents.len();
 
-        // 1. Every agent's step.
+        // 1. Every agent's step, each seeing where the others were when it began.
         let world = &self.world;
         let letters = world.letters();
+        let whereabouts: Vec<Whereabouts> = self
+            .state
+            .agents
+            .iter()
+            .map(|a| Whereabouts {
+                name: a.name.clone(),
+                location: a.location.clone(),
+                activity: a.activity.clone(),
+            })
+            .collect();
+        let whereabouts = &whereabouts;
         let mut tasks: Tasks<'_, StepOutcome> = Vec::new();
         for (i, (agent, memory)) in self
             .state
@@ -175,6 +186,7 @@ impl Sim {
                         world,
                         spec,
                         agent,
+                        whereabouts,
                         memory,
                         embedder,
                         now,

@@ -2,10 +2,11 @@
 //! the rest of the hour and the next hour (kept asleep at night by `sleep.rs`).
 
 use crate::llm::constrain::PlanTimes;
-use crate::world::{clock, World};
+use crate::world::{clock, AgentSpec, World};
 
 use super::super::mind::Mind;
 use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
+use super::remedy::{pick_remedy, remedies, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, rest_instead_of_sleep, SLEEP_FROM_HOUR,
 };
@@ -26,12 +27,16 @@ pub struct PlanChange {
     pub lines: Vec<PlanLine>,
 }
 
-/// Asks whether the agent changes the plan because of how they feel; if so, how (one
-/// sentence), and rewrites the rest of the hour and the next hour with that change.
+/// Asks whether the agent changes the plan because of how they feel; if so, how (for an
+/// urgent need one of its remedies, starting the new lines; else one sentence), and rewrites
+/// the rest of the hour and the next hour with that change. `others` are where the other
+/// agents are (a lonely agent goes to one of them).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
     world: &World,
+    spec: &AgentSpec,
     state: &AgentState,
+    others: &[Whereabouts],
     system: &str,
 ) -> Option<PlanChange> {
     // Asleep at night, an agent does not reconsider the plan (John Lin, in bed since 9 pm,
@@ -69,31 +74,11 @@ pub async fn maybe_change_plan(
     {
         return None;
     }
-    let (needs, purpose) = urgent_needs(state, mind.minutes);
-    let how = format!(
-        "{} is {}. {}'s plan from now:\n{}{needs}\nIn one sentence, how should {} change the plan{purpose}?",
-        state.name,
-        state.feeling(),
-        state.name,
-        plan_text(&upcoming),
-        state.name
-    );
-    let suggestion = match mind.ask_line("plan_change", system, &how, 150).await {
-        Some(s) => s,
-        None => {
-            mind.fallback("plan_change", "no sentence", "", "keep the plan");
-            return None;
-        }
-    };
-    // Asked to rest, the 1.5B still sent a tired Eddy Lin "to bed before 7 pm" at 6:15 pm
-    // and had him wake up at 6:45 pm (a Lin day of session 21: no sleep in the day 0.979):
-    // in the day such a suggestion becomes the rest that was asked for.
-    let suggestion = match rest_instead_of_sleep(&state.name, &suggestion, mind.minutes) {
-        Some(rest) => {
-            mind.fallback("plan_change", "sleep in the day", &suggestion, &rest);
-            rest
-        }
-        None => suggestion,
+    let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
+    let remedy = pick_remedy(mind, system, &state.feeling(), options).await;
+    let suggestion = match &remedy {
+        Some(r) => r.activity.clone(),
+        None => free_suggestion(mind, state, &upcoming, system).await?,
     };
     // The old lines are not shown: shown them, the 1.5B copied them and put the change
     // last (an exhausted agent kept writing and went to sleep "at 3 pm").
@@ -117,9 +102,48 @@ pub async fn maybe_change_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    let mut lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    // The remedy is what the agent does first, whatever the rewrite made of it.
+    if let (Some(r), Some(first)) = (&remedy, lines.first_mut()) {
+        first.activity = r.activity.clone();
+    }
     let lines = stay_asleep(mind, &state.name, lines, &text);
     Some(PlanChange { suggestion, lines })
+}
+
+/// The change in one sentence, as the model writes it (for a feeling with no urgent need, or
+/// an urgent need with no remedy at hand); `None` (a logged fallback) when none came back.
+async fn free_suggestion(
+    mind: &Mind<'_>,
+    state: &AgentState,
+    upcoming: &[PlanLine],
+    system: &str,
+) -> Option<String> {
+    let (needs, purpose) = urgent_needs(state, mind.minutes);
+    let how = format!(
+        "{} is {}. {}'s plan from now:\n{}{needs}\nIn one sentence, how should {} change the plan{purpose}?",
+        state.name,
+        state.feeling(),
+        state.name,
+        plan_text(upcoming),
+        state.name
+    );
+    let Some(suggestion) = mind.ask_line("plan_change", system, &how, 150).await else {
+        mind.fallback("plan_change", "no sentence", "", "keep the plan");
+        return None;
+    };
+    // Asked to rest, the 1.5B still sent a tired Eddy Lin "to bed before 7 pm" at 6:15 pm
+    // and had him wake up at 6:45 pm (a Lin day of session 21: no sleep in the day 0.979):
+    // in the day such a suggestion becomes the rest that was asked for.
+    Some(
+        match rest_instead_of_sleep(&state.name, &suggestion, mind.minutes) {
+            Some(rest) => {
+                mind.fallback("plan_change", "sleep in the day", &suggestion, &rest);
+                rest
+            }
+            None => suggestion,
+        },
+    )
 }
 
 /// The urgent needs (level 0 or 1) with what meets them, as a sentence for the plan and

@@ -1,5 +1,5 @@
 //! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`) when
-//! the agent's emotion or needs call for one; sleep at night by rule (`sleep.rs`). Every plan is written under a constraint
+//! the agent's emotion or needs call for one, an urgent need met by a remedy (`remedy.rs`); sleep at night by rule (`sleep.rs`). Every plan is written under a constraint
 //! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
 //! if too few lines come back, a logged fallback fills the gaps.
 
@@ -270,12 +270,14 @@ pub async fn quarter_plan(
     lines
 }
 mod change;
+mod remedy;
 mod sleep;
 
 pub use change::{
     apply_change, change_question, change_threshold, maybe_change_plan, part_of_day, PlanChange,
     URGENT_NEED,
 };
+pub use remedy::{remedies, Remedy, Whereabouts};
 pub use sleep::{
     asleep_at, asleep_in_plan, is_sleep, sleep_in_plan, DAY_FROM_HOUR, SLEEP_FROM_HOUR,
 };

@@ -1,0 +1,194 @@
+//! What an agent does about an urgent need when it changes its plan: one of a closed set of
+//! remedies (rest, bed, a meal, a walk, something fun, a talk with someone the agent knows
+//! who is awake), picked with `choose` when there are several. Asked for a sentence instead,
+//! the 1.5B ignored the need it was told about in most plan changes of a day: an exhausted
+//! John Lin "should reduce the time from 7:30 am to 07:00 pm", an exhausted Joey Tribbiani
+//! went "to the gym", and a lonely Sheldon Cooper set out for "his friend John" (no John in
+//! that world) five hours running.
+
+use crate::world::{AgentSpec, Need, Needs};
+
+use super::super::mind::Mind;
+use super::sleep::{is_sleep, SLEEP_FROM_HOUR};
+use super::URGENT_NEED;
+
+/// Where another agent is at the start of a step, as a remedy for loneliness sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Whereabouts {
+    pub name: String,
+    /// Path of the leaf the agent is in.
+    pub location: Vec<String>,
+    /// The agent's current activity.
+    pub activity: String,
+}
+
+impl Whereabouts {
+    fn asleep(&self) -> bool {
+        is_sleep(&self.activity)
+    }
+}
+
+/// One remedy: the short answer `choose` weighs, and the activity it becomes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Remedy {
+    pub option: String,
+    pub activity: String,
+}
+
+/// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now`
+/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`] and bed
+/// from it, for social a talk with each agent of the world that `spec` has a relationship
+/// with and who is awake (going to where that agent is, unless already there). Empty when no
+/// need is urgent or nobody is there to talk to.
+pub fn remedies(
+    spec: &AgentSpec,
+    needs: &Needs,
+    location: &[String],
+    others: &[Whereabouts],
+    now: u32,
+) -> Vec<Remedy> {
+    let name = &spec.name;
+    let one = |option: &str, rest: &str| Remedy {
+        option: option.to_string(),
+        activity: format!("{name} {rest}."),
+    };
+    let mut out = Vec::new();
+    for need in Need::ALL {
+        if needs.get(need) > URGENT_NEED {
+            continue;
+        }
+        match need {
+            Need::Energy if now / 60 < SLEEP_FROM_HOUR => {
+                out.push(one("rest for a while", "sits down and rests for a while"))
+            }
+            Need::Energy => out.push(one("go to bed", "goes to bed")),
+            Need::Fullness => out.push(one("eat something", "gets something to eat")),
+            Need::Health => out.push(one("go for a walk", "goes for a short walk")),
+            Need::Fun => out.push(one("do something fun", "takes a break to do something fun")),
+            Need::Social => {
+                for (other, _) in &spec.relationships {
+                    let Some(w) = others.iter().find(|w| &w.name == other && !w.asleep()) else {
+                        continue;
+                    };
+                    let rest = if w.location == location {
+                        format!("talks with {other}")
+                    } else {
+                        format!("goes to {} to talk with {other}", place_phrase(&w.location))
+                    };
+                    out.push(one(&format!("talk with {other}"), &rest));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A leaf's path as words the walk recognises: "Kitchen in Lin family's house".
+fn place_phrase(path: &[String]) -> String {
+    path.iter().rev().cloned().collect::<Vec<_>>().join(" in ")
+}
+
+/// The remedy the agent takes: the only one, or the one the model finds most likely
+/// (`choose` over the options; the first on error, with a logged fallback). `None` when
+/// there is none.
+pub async fn pick_remedy(
+    mind: &Mind<'_>,
+    system: &str,
+    feeling: &str,
+    remedies: Vec<Remedy>,
+) -> Option<Remedy> {
+    if remedies.len() < 2 {
+        return remedies.into_iter().next();
+    }
+    let options: Vec<&str> = remedies.iter().map(|r| r.option.as_str()).collect();
+    let q = format!(
+        "{} is {feeling}. What does {} do now?",
+        mind.name, mind.name
+    );
+    let i = mind
+        .ask_choice("remedy", system, &q, &options, 0)
+        .await
+        .map_or(0, |c| c.index);
+    remedies.into_iter().nth(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::World;
+
+    fn bbt() -> World {
+        World::parse(
+            include_str!("../../../worlds/big-bang-theory.toml"),
+            std::path::Path::new("worlds/big-bang-theory.toml"),
+        )
+        .expect("the bundled world parses")
+    }
+
+    fn at(name: &str, place: &str, activity: &str) -> Whereabouts {
+        Whereabouts {
+            name: name.into(),
+            location: place.split('/').map(String::from).collect(),
+            activity: activity.into(),
+        }
+    }
+
+    fn needs(energy: u8, social: u8) -> Needs {
+        let mut n = Needs::default();
+        for need in Need::ALL {
+            n.set(need, 6);
+        }
+        n.set(Need::Energy, energy);
+        n.set(Need::Social, social);
+        n
+    }
+
+    #[test]
+    fn a_tired_agent_rests_in_the_day_and_goes_to_bed_at_night() {
+        let w = bbt();
+        let sheldon = &w.agents[0];
+        let here = &sheldon.location;
+        let day = remedies(sheldon, &needs(0, 6), here, &[], 19 * 60);
+        assert_eq!(day.len(), 1);
+        assert_eq!(
+            day[0].activity,
+            "Sheldon Cooper sits down and rests for a while."
+        );
+        let night = remedies(sheldon, &needs(1, 6), here, &[], 21 * 60 + 15);
+        assert_eq!(night[0].activity, "Sheldon Cooper goes to bed.");
+        assert!(remedies(sheldon, &needs(2, 2), here, &[], 600).is_empty());
+    }
+
+    #[test]
+    fn a_lonely_agent_goes_to_someone_it_knows_who_is_awake() {
+        let w = bbt();
+        let sheldon = &w.agents[0];
+        let here: Vec<String> = vec!["Caltech".into(), "Sheldon's office".into()];
+        let others = [
+            at(
+                "Leonard Hofstadter",
+                "Caltech/Leonard's lab",
+                "align the lasers",
+            ),
+            at("Penny", "Apartment 4B/Penny's bedroom", "Penny is asleep."),
+            at("John", "Caltech/Sheldon's office", "work"),
+        ];
+        let r = remedies(sheldon, &needs(5, 0), &here, &others, 15 * 60);
+        let acts: Vec<_> = r.iter().map(|r| r.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            ["Sheldon Cooper goes to Leonard's lab in Caltech to talk with Leonard Hofstadter."]
+        );
+        assert_eq!(r[0].option, "talk with Leonard Hofstadter");
+        let beside = [at("Leonard Hofstadter", "Caltech/Sheldon's office", "read")];
+        let r = remedies(sheldon, &needs(0, 1), &here, &beside, 15 * 60);
+        let acts: Vec<_> = r.iter().map(|r| r.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "Sheldon Cooper talks with Leonard Hofstadter.",
+                "Sheldon Cooper sits down and rests for a while.",
+            ]
+        );
+    }
+}
