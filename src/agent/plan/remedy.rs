@@ -89,8 +89,8 @@ fn place_phrase(path: &[String]) -> String {
 }
 
 /// The remedy the agent takes: the only one, or the one the model finds most likely
-/// (`choose` over the options; the first on error, with a logged fallback). `None` when
-/// there is none.
+/// (`choose` over a numbered list, so that a long option is not less likely for its length;
+/// the first on error, with a logged fallback). `None` when there is none.
 pub async fn pick_remedy(
     mind: &Mind<'_>,
     system: &str,
@@ -100,16 +100,27 @@ pub async fn pick_remedy(
     if remedies.len() < 2 {
         return remedies.into_iter().next();
     }
-    let options: Vec<&str> = remedies.iter().map(|r| r.option.as_str()).collect();
-    let q = format!(
-        "{} is {feeling}. What does {} do now?",
-        mind.name, mind.name
-    );
+    let numbers: Vec<String> = (1..=remedies.len()).map(|i| i.to_string()).collect();
+    let numbers: Vec<&str> = numbers.iter().map(String::as_str).collect();
+    let q = remedy_question(&mind.name, feeling, &remedies);
     let i = mind
-        .ask_choice("remedy", system, &q, &options, 0)
+        .ask_choice("remedy", system, &q, &numbers, 0)
         .await
         .map_or(0, |c| c.index);
     remedies.into_iter().nth(i)
+}
+
+/// "NAME is FEELING. Which of these does NAME do now?" with the options numbered.
+fn remedy_question(name: &str, feeling: &str, remedies: &[Remedy]) -> String {
+    let list: Vec<String> = remedies
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}. {}", i + 1, r.option))
+        .collect();
+    format!(
+        "{name} is {feeling}. Which of these does {name} do now?\n{}\nAnswer with the number.",
+        list.join("\n")
+    )
 }
 
 #[cfg(test)]
@@ -189,6 +200,13 @@ mod tests {
                 "Sheldon Cooper talks with Leonard Hofstadter.",
                 "Sheldon Cooper sits down and rests for a while.",
             ]
+        );
+        let q = remedy_question("Sheldon Cooper", "feeling neutral and lonely", &r);
+        assert!(
+            q.ends_with(
+                "\n1. talk with Leonard Hofstadter\n2. rest for a while\nAnswer with the number."
+            ),
+            "{q}"
         );
     }
 }
