@@ -6,7 +6,7 @@ use crate::world::{clock, AgentSpec, World};
 
 use super::super::mind::Mind;
 use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
-use super::remedy::{pick_remedy, remedies, Whereabouts};
+use super::remedy::{pick_remedy, remedies, remedy_lines, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, rest_instead_of_sleep, SLEEP_FROM_HOUR,
 };
@@ -27,10 +27,11 @@ pub struct PlanChange {
     pub lines: Vec<PlanLine>,
 }
 
-/// Asks whether the agent changes the plan because of how they feel; if so, how (for an
-/// urgent need one of its remedies, starting the new lines; else one sentence), and rewrites
-/// the rest of the hour and the next hour with that change. `others` are where the other
-/// agents are (a lonely agent goes to one of them).
+/// Asks whether the agent changes the plan because of how they feel; if so, how. For an
+/// urgent need the agent takes one of its remedies for the rest of the hour, and the next
+/// hour stays as planned; otherwise the model says how in one sentence and rewrites the rest
+/// of the hour and the next hour with that change. `others` are where the other agents are
+/// (a lonely agent goes to one of them).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
     world: &World,
@@ -75,11 +76,14 @@ pub async fn maybe_change_plan(
         return None;
     }
     let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
-    let remedy = pick_remedy(mind, system, &state.feeling(), options).await;
-    let suggestion = match &remedy {
-        Some(r) => r.activity.clone(),
-        None => free_suggestion(mind, state, &upcoming, system).await?,
-    };
+    if let Some(r) = pick_remedy(mind, system, &state.feeling(), options).await {
+        let in_hour: Vec<u32> = times.iter().copied().filter(|&t| t < next_hour).collect();
+        return Some(PlanChange {
+            lines: remedy_lines(&state.name, &r, &in_hour),
+            suggestion: r.activity,
+        });
+    }
+    let suggestion = free_suggestion(mind, state, &upcoming, system).await?;
     // The old lines are not shown: shown them, the 1.5B copied them and put the change
     // last (an exhausted agent kept writing and went to sleep "at 3 pm").
     // The time of day and "what comes before is already done", as the 15-minute plans have
@@ -102,11 +106,7 @@ pub async fn maybe_change_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    let mut lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
-    // The remedy is what the agent does first, whatever the rewrite made of it.
-    if let (Some(r), Some(first)) = (&remedy, lines.first_mut()) {
-        first.activity = r.activity.clone();
-    }
+    let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
     let lines = stay_asleep(mind, &state.name, lines, &text);
     Some(PlanChange { suggestion, lines })
 }

@@ -4,11 +4,14 @@
 //! the 1.5B ignored the need it was told about in most plan changes of a day: an exhausted
 //! John Lin "should reduce the time from 7:30 am to 07:00 pm", an exhausted Joey Tribbiani
 //! went "to the gym", and a lonely Sheldon Cooper set out for "his friend John" (no John in
-//! that world) five hours running.
+//! that world) five hours running. Given a remedy and asked to write the rest of the plan,
+//! it turned a rest into a nap and had Joey Tribbiani "get out of bed" and "wake up" at 3, 4
+//! and 5 pm: the remedy now fills the rest of the hour by itself.
 
 use crate::world::{AgentSpec, Need, Needs};
 
 use super::super::mind::Mind;
+use super::super::state::PlanLine;
 use super::sleep::{is_sleep, SLEEP_FROM_HOUR};
 use super::URGENT_NEED;
 
@@ -86,6 +89,23 @@ pub fn remedies(
 /// A leaf's path as words the walk recognises: "Kitchen in Lin family's house".
 fn place_phrase(path: &[String]) -> String {
     path.iter().rev().cloned().collect::<Vec<_>>().join(" in ")
+}
+
+/// The plan lines at `times` (the rest of an hour) taking remedy `r`: its activity at each
+/// (one judgement for all: a continued activity keeps it), or, going to bed, asleep after
+/// the first.
+pub fn remedy_lines(name: &str, r: &Remedy, times: &[u32]) -> Vec<PlanLine> {
+    times
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            if i > 0 && is_sleep(&r.activity) {
+                PlanLine::new(t, format!("{name} is asleep."))
+            } else {
+                PlanLine::new(t, r.activity.clone())
+            }
+        })
+        .collect()
 }
 
 /// The remedy the agent takes: the only one, or the one the model finds most likely
@@ -167,6 +187,8 @@ mod tests {
         );
         let night = remedies(sheldon, &needs(1, 6), here, &[], 21 * 60 + 15);
         assert_eq!(night[0].activity, "Sheldon Cooper goes to bed.");
+        let bed = remedy_lines(&sheldon.name, &night[0], &[1275, 1290]);
+        assert_eq!(bed[1].activity, "Sheldon Cooper is asleep.");
         assert!(remedies(sheldon, &needs(2, 2), here, &[], 600).is_empty());
     }
 
@@ -199,6 +221,17 @@ mod tests {
             [
                 "Sheldon Cooper talks with Leonard Hofstadter.",
                 "Sheldon Cooper sits down and rests for a while.",
+            ]
+        );
+        let lines: Vec<String> = remedy_lines("Sheldon Cooper", &r[1], &[900, 915])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "03:00 pm: Sheldon Cooper sits down and rests for a while.",
+                "03:15 pm: Sheldon Cooper sits down and rests for a while.",
             ]
         );
         let q = remedy_question("Sheldon Cooper", "feeling neutral and lonely", &r);
