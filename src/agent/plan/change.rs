@@ -8,7 +8,8 @@ use super::super::mind::Mind;
 use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
 use super::remedy::{pick_remedy, remedies, remedy_lines, Whereabouts};
 use super::sleep::{
-    asleep_after_bed, is_bedtime, is_day, is_sleep, rest_instead_of_sleep, SLEEP_FROM_HOUR,
+    asleep_after_bed, is_bedtime, is_day, is_sleep, keep_plans_sleep, rest_instead_of_sleep,
+    SLEEP_FROM_HOUR,
 };
 use super::{fill_fixed, quarter_slots, ACTIVITY_CHARS};
 
@@ -78,8 +79,10 @@ pub async fn maybe_change_plan(
     let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
     if let Some(r) = pick_remedy(mind, system, &state.feeling(), options).await {
         let in_hour: Vec<u32> = times.iter().copied().filter(|&t| t < next_hour).collect();
+        let mut lines = remedy_lines(&state.name, &r, &in_hour);
+        keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
         return Some(PlanChange {
-            lines: remedy_lines(&state.name, &r, &in_hour),
+            lines,
             suggestion: r.activity,
         });
     }
@@ -107,7 +110,16 @@ pub async fn maybe_change_plan(
         )
         .await;
     let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
-    let lines = stay_asleep(mind, &state.name, lines, &text);
+    let mut lines = stay_asleep(mind, &state.name, lines, &text);
+    let slept = keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
+    if slept > 0 {
+        mind.fallback(
+            "replan",
+            format!("{slept} lines awake where the day plan sleeps"),
+            &text,
+            "asleep as the day plan is",
+        );
+    }
     Some(PlanChange { suggestion, lines })
 }
 

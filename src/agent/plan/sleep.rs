@@ -81,6 +81,27 @@ pub fn sleep_in_plan(
     }
 }
 
+/// The lines of a plan change at times the day plan sleeps through ([`asleep_in_plan`]) that
+/// are not sleep become "NAME goes to bed." (after a waking line) or "NAME is asleep.": the
+/// rewrite of a lonely Eddy Lin's plan at 11:15 pm put garbage over his plan's 11:30 pm "go
+/// to sleep" (SmolLM2-135M). How many were changed.
+pub(super) fn keep_plans_sleep(name: &str, day_plan: &[PlanLine], lines: &mut [PlanLine]) -> usize {
+    let mut changed = 0;
+    let mut before_asleep = false;
+    for l in lines.iter_mut() {
+        if asleep_in_plan(day_plan, l.minutes) && !is_sleep(&l.activity) {
+            l.activity = if before_asleep {
+                format!("{name} is asleep.")
+            } else {
+                format!("{name} goes to bed.")
+            };
+            changed += 1;
+        }
+        before_asleep = is_sleep(&l.activity);
+    }
+    changed
+}
+
 /// The rule of a rewritten plan (a plan change): every line after going to bed at night
 /// asleep; and the same for the day: a line that goes to sleep from
 /// [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`] rests instead (Monica Geller "goes to bed and
@@ -126,6 +147,30 @@ mod tests {
         assert_eq!(rest_instead_of_sleep("Eddy Lin", nap, 15 * 60), None);
         assert!(is_sleep("Go to bed.") && is_sleep("sleep in his bedroom"));
         assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
+    }
+
+    #[test]
+    fn a_plan_change_keeps_the_day_plans_sleep() {
+        let plan = [
+            PlanLine::new(420, "wake up"),
+            PlanLine::new(1410, "go to sleep"),
+        ];
+        let mut lines: Vec<PlanLine> = [(1395, "practise"), (1410, "реалис"), (1425, "read")]
+            .iter()
+            .map(|&(m, a)| PlanLine::new(m, a))
+            .collect();
+        assert_eq!(keep_plans_sleep("Eddy Lin", &plan, &mut lines), 2);
+        let acts: Vec<_> = lines.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            ["practise", "Eddy Lin goes to bed.", "Eddy Lin is asleep."]
+        );
+        // Already asleep by the change: kept as it is.
+        let mut bed = vec![
+            PlanLine::new(1395, "Eddy Lin goes to bed."),
+            PlanLine::new(1410, "Eddy Lin is asleep."),
+        ];
+        assert_eq!(keep_plans_sleep("Eddy Lin", &plan, &mut bed), 0);
     }
 
     #[test]
