@@ -63,15 +63,27 @@ pub async fn day_plan(
     example
 }
 
-/// The example day plan as plan lines (validated by the world loader), within the day.
+/// The example day plan as plan lines (validated by the world loader), within the day. A
+/// day starting later than the example's first line starts with the line in effect then (a
+/// Lin day from 2 pm began John's plan at 5 pm, and the hours before it were taken for the
+/// night before: asleep at 2 pm).
 pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
-    let mut out: Vec<PlanLine> = spec
+    let all: Vec<(u32, &str)> = spec
         .example_day_plan
         .iter()
         .filter_map(|l| clock::parse_plan_line(l))
-        .filter(|(m, _)| *m >= world.day_start && *m < world.day_end)
-        .map(|(m, a)| PlanLine::new(m, a))
         .collect();
+    let mut out: Vec<PlanLine> = all
+        .iter()
+        .filter(|(m, _)| *m >= world.day_start && *m < world.day_end)
+        .map(|&(m, a)| PlanLine::new(m, a))
+        .collect();
+    let in_effect = all.iter().rfind(|(m, _)| *m < world.day_start);
+    if let Some(&(_, a)) =
+        in_effect.filter(|_| out.first().is_none_or(|l| l.minutes > world.day_start))
+    {
+        out.insert(0, PlanLine::new(world.day_start, a));
+    }
     if out.is_empty() {
         out.push(PlanLine::new(world.day_start, "go about the day"));
     }
@@ -303,6 +315,27 @@ mod tests {
         );
         // A line at the hour's own start or end is not inside it.
         assert_eq!(with_lines_within("walk", &plan, 450, 480), "walk");
+    }
+
+    #[test]
+    fn a_day_starting_late_starts_with_the_example_line_in_effect() {
+        let text = include_str!("../../../worlds/lin-family.toml");
+        let late = text.replacen("days = 2\n", "days = 2\nday_start = \"14:00\"\n", 1);
+        let world = World::parse(&late, std::path::Path::new("lin.toml")).unwrap();
+        let john = example_plan(&world.agents[0], &world);
+        assert_eq!(john[0].minutes, 14 * 60);
+        assert_eq!(
+            john[0].activity,
+            "unpack deliveries in the storage room and restock the shelves"
+        );
+        assert_eq!(john[1].minutes, 17 * 60);
+        let world = World::parse(text, std::path::Path::new("lin.toml")).unwrap();
+        let eddy = example_plan(&world.agents[1], &world);
+        assert_eq!(
+            eddy[0].minutes,
+            7 * 60,
+            "a plan starting after the day is left as it is"
+        );
     }
 
     #[test]
