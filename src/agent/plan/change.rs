@@ -29,8 +29,7 @@ pub struct PlanChange {
 }
 
 /// Asks whether the agent changes the plan because of how they feel; if so, how. For an
-/// urgent need the agent takes one of its remedies for the rest of the hour, and the next
-/// hour stays as planned; otherwise the model says how in one sentence and rewrites the rest
+/// urgent need the agent takes one of its remedies for half an hour, and the plan goes on; otherwise the model says how in one sentence and rewrites the rest
 /// of the hour and the next hour with that change. `others` are where the other agents are
 /// (a lonely agent goes to one of them).
 pub async fn maybe_change_plan(
@@ -44,7 +43,10 @@ pub async fn maybe_change_plan(
     // Asleep at night, an agent does not reconsider the plan (John Lin, in bed since 9 pm,
     // "wakes up, goes to bed immediately after waking up" at 10 pm in a day of session 21).
     // Nor asleep before the waking day (Eddy Lin, asleep until his plan's 7 am).
-    if !is_day(mind.minutes) && is_sleep(&state.activity) {
+    // What the agent is about to do counts, not what it did: at 6 am Eddy Lin, whose plan
+    // sleeps until 7, got up to eat at the first step of a starving day.
+    let doing = line_at(&state.quarter_plan, mind.minutes).map_or(&state.activity, |l| &l.activity);
+    if !is_day(mind.minutes) && is_sleep(doing) {
         return None;
     }
     let mut times = quarter_slots(world, mind.minutes);
@@ -78,7 +80,11 @@ pub async fn maybe_change_plan(
     }
     let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
     if let Some(r) = pick_remedy(mind, system, &state.feeling(), options).await {
-        let in_hour: Vec<u32> = times.iter().copied().filter(|&t| t < next_hour).collect();
+        let in_hour: Vec<PlanLine> = upcoming
+            .iter()
+            .filter(|l| l.minutes < next_hour)
+            .cloned()
+            .collect();
         let mut lines = remedy_lines(&state.name, &r, &in_hour);
         keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
         return Some(PlanChange {

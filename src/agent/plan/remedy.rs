@@ -6,7 +6,7 @@
 //! went "to the gym", and a lonely Sheldon Cooper set out for "his friend John" (no John in
 //! that world) five hours running. Given a remedy and asked to write the rest of the plan,
 //! it turned a rest into a nap and had Joey Tribbiani "get out of bed" and "wake up" at 3, 4
-//! and 5 pm: the remedy now fills the rest of the hour by itself.
+//! and 5 pm: the remedy now takes half an hour by itself, and the plan goes on.
 
 use crate::world::{AgentSpec, Need, Needs};
 
@@ -26,10 +26,17 @@ pub struct Whereabouts {
 }
 
 impl Whereabouts {
-    fn asleep(&self) -> bool {
-        is_sleep(&self.activity)
+    /// Seen doing something other than sleep (before a run's first step no one has been
+    /// seen doing anything: at 6 am of a lonely Lin day John went to talk with Eddy in the
+    /// bedroom where Eddy's plan had him asleep until 7).
+    fn awake(&self) -> bool {
+        !self.activity.trim().is_empty() && !is_sleep(&self.activity)
     }
 }
+
+/// Steps a remedy takes (half an hour), the rest of the hour going on as planned: a
+/// starving agent ate for a whole hour at 6 am.
+pub const REMEDY_STEPS: usize = 2;
 
 /// One remedy: the short answer `choose` weighs, and the activity it becomes.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,7 +77,7 @@ pub fn remedies(
             Need::Fun => out.push(one("do something fun", "takes a break to do something fun")),
             Need::Social => {
                 for (other, _) in &spec.relationships {
-                    let Some(w) = others.iter().find(|w| &w.name == other && !w.asleep()) else {
+                    let Some(w) = others.iter().find(|w| &w.name == other && w.awake()) else {
                         continue;
                     };
                     let rest = if w.location == location {
@@ -91,19 +98,19 @@ fn place_phrase(path: &[String]) -> String {
     path.iter().rev().cloned().collect::<Vec<_>>().join(" in ")
 }
 
-/// The plan lines at `times` (the rest of an hour) taking remedy `r`: its activity at each
-/// (one judgement for all: a continued activity keeps it), or, going to bed, asleep after
-/// the first.
-pub fn remedy_lines(name: &str, r: &Remedy, times: &[u32]) -> Vec<PlanLine> {
-    times
+/// The plan lines of the rest of an hour (`planned`, the lines as planned) taking remedy
+/// `r`: its activity for [`REMEDY_STEPS`] steps (one judgement for all: a continued activity
+/// keeps it), then the plan; going to bed, asleep after the first.
+pub fn remedy_lines(name: &str, r: &Remedy, planned: &[PlanLine]) -> Vec<PlanLine> {
+    let bed = is_sleep(&r.activity);
+    planned
         .iter()
         .enumerate()
-        .map(|(i, &t)| {
-            if i > 0 && is_sleep(&r.activity) {
-                PlanLine::new(t, format!("{name} is asleep."))
-            } else {
-                PlanLine::new(t, r.activity.clone())
-            }
+        .map(|(i, l)| match i {
+            0 => PlanLine::new(l.minutes, r.activity.clone()),
+            _ if bed => PlanLine::new(l.minutes, format!("{name} is asleep.")),
+            i if i < REMEDY_STEPS => PlanLine::new(l.minutes, r.activity.clone()),
+            _ => l.clone(),
         })
         .collect()
 }
@@ -187,8 +194,13 @@ mod tests {
         );
         let night = remedies(sheldon, &needs(1, 6), here, &[], 21 * 60 + 15);
         assert_eq!(night[0].activity, "Sheldon Cooper goes to bed.");
-        let bed = remedy_lines(&sheldon.name, &night[0], &[1275, 1290]);
-        assert_eq!(bed[1].activity, "Sheldon Cooper is asleep.");
+        let planned = [
+            PlanLine::new(1275, "read"),
+            PlanLine::new(1290, "read"),
+            PlanLine::new(1305, "read"),
+        ];
+        let bed = remedy_lines(&sheldon.name, &night[0], &planned);
+        assert_eq!(bed[2].activity, "Sheldon Cooper is asleep.");
         assert!(remedies(sheldon, &needs(2, 2), here, &[], 600).is_empty());
     }
 
@@ -213,6 +225,9 @@ mod tests {
             ["Sheldon Cooper goes to Leonard's lab in Caltech to talk with Leonard Hofstadter."]
         );
         assert_eq!(r[0].option, "talk with Leonard Hofstadter");
+        // Not yet seen doing anything (before a run's first step): not known to be awake.
+        let unseen = [at("Penny", "Apartment 4B/Living room", "")];
+        assert!(remedies(sheldon, &needs(5, 0), &here, &unseen, 15 * 60).is_empty());
         let beside = [at("Leonard Hofstadter", "Caltech/Sheldon's office", "read")];
         let r = remedies(sheldon, &needs(0, 1), &here, &beside, 15 * 60);
         let acts: Vec<_> = r.iter().map(|r| r.activity.as_str()).collect();
@@ -223,7 +238,11 @@ mod tests {
                 "Sheldon Cooper sits down and rests for a while.",
             ]
         );
-        let lines: Vec<String> = remedy_lines("Sheldon Cooper", &r[1], &[900, 915])
+        let planned: Vec<PlanLine> = [900, 915, 930, 945]
+            .iter()
+            .map(|&m| PlanLine::new(m, "calculate"))
+            .collect();
+        let lines: Vec<String> = remedy_lines("Sheldon Cooper", &r[1], &planned)
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -232,6 +251,8 @@ mod tests {
             [
                 "03:00 pm: Sheldon Cooper sits down and rests for a while.",
                 "03:15 pm: Sheldon Cooper sits down and rests for a while.",
+                "03:30 pm: calculate",
+                "03:45 pm: calculate",
             ]
         );
         let q = remedy_question("Sheldon Cooper", "feeling neutral and lonely", &r);
