@@ -146,16 +146,7 @@ impl Sim {
         // 1. Every agent's step, each seeing where the others were when it began.
         let world = &self.world;
         let letters = world.letters();
-        let whereabouts: Vec<Whereabouts> = self
-            .state
-            .agents
-            .iter()
-            .map(|a| Whereabouts {
-                name: a.name.clone(),
-                location: a.location.clone(),
-                activity: a.activity.clone(),
-            })
-            .collect();
+        let whereabouts: Vec<Whereabouts> = self.state.agents.iter().map(Whereabouts::of).collect();
         let whereabouts = &whereabouts;
         let mut tasks: Tasks<'_, StepOutcome> = Vec::new();
         for (i, (agent, memory)) in self

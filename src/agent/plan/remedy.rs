@@ -11,7 +11,7 @@
 use crate::world::{AgentSpec, Need, Needs};
 
 use super::super::mind::Mind;
-use super::super::state::PlanLine;
+use super::super::state::{AgentState, PlanLine};
 use super::sleep::{is_sleep, SLEEP_FROM_HOUR};
 use super::URGENT_NEED;
 
@@ -26,6 +26,15 @@ pub struct Whereabouts {
 }
 
 impl Whereabouts {
+    /// Where `agent` is and what it is doing.
+    pub fn of(agent: &AgentState) -> Self {
+        Self {
+            name: agent.name.clone(),
+            location: agent.location.clone(),
+            activity: agent.activity.clone(),
+        }
+    }
+
     /// Seen doing something other than sleep (before a run's first step no one has been
     /// seen doing anything: at 6 am of a lonely Lin day John went to talk with Eddy in the
     /// bedroom where Eddy's plan had him asleep until 7).
