@@ -81,15 +81,16 @@ pub fn sleep_in_plan(
     }
 }
 
-/// The lines of a plan change at times the day plan sleeps through ([`asleep_in_plan`]) that
-/// are not sleep become "NAME goes to bed." (after a waking line) or "NAME is asleep.": the
+/// The lines of a plan change outside the waking day ([`is_day`]) at times the day plan
+/// sleeps through ([`asleep_in_plan`]) that are not sleep become "NAME goes to bed." (after a waking line) or "NAME is asleep.": the
 /// rewrite of a lonely Eddy Lin's plan at 11:15 pm put garbage over his plan's 11:30 pm "go
-/// to sleep" (SmolLM2-135M). How many were changed.
+/// to sleep" (SmolLM2-135M). In the day a change stands (a SmolLM2 plan starting at 11 am
+/// would otherwise have sent a resting John back to bed at 8:45 am). How many were changed.
 pub(super) fn keep_plans_sleep(name: &str, day_plan: &[PlanLine], lines: &mut [PlanLine]) -> usize {
     let mut changed = 0;
     let mut before_asleep = false;
     for l in lines.iter_mut() {
-        if asleep_in_plan(day_plan, l.minutes) && !is_sleep(&l.activity) {
+        if asleep_in_plan(day_plan, l.minutes) && !is_day(l.minutes) && !is_sleep(&l.activity) {
             l.activity = if before_asleep {
                 format!("{name} is asleep.")
             } else {
