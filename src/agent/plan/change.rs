@@ -29,8 +29,9 @@ pub struct PlanChange {
 }
 
 /// Asks whether the agent changes the plan because of how they feel; if so, how. For an
-/// urgent need the agent takes one of its remedies for half an hour, and the plan goes on; otherwise the model says how in one sentence and rewrites the rest
-/// of the hour and the next hour with that change. `others` are where the other agents are
+/// urgent need the agent takes one of its remedies for half an hour, and the plan goes on;
+/// otherwise the model says how in one sentence and rewrites the rest of the hour and the
+/// next hour with that change. `others` are where the other agents are
 /// (a lonely agent goes to one of them).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
@@ -116,16 +117,7 @@ pub async fn maybe_change_plan(
         )
         .await;
     let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
-    let mut lines = stay_asleep(mind, &state.name, lines, &text);
-    let slept = keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
-    if slept > 0 {
-        mind.fallback(
-            "replan",
-            format!("{slept} lines awake where the day plan sleeps"),
-            &text,
-            "asleep as the day plan is",
-        );
-    }
+    let lines = stay_asleep(mind, state, lines, &text);
     Some(PlanChange { suggestion, lines })
 }
 
@@ -204,15 +196,25 @@ pub fn part_of_day(minutes: u32) -> &'static str {
     }
 }
 
-/// The rewritten `lines` with every line after going to bed at night asleep and none
-/// asleep in the day (a logged fallback when that changes one): the 1.5B sent John Lin to bed at 9 pm and had him wake
-/// up at 9:15 pm and walk to his shop (a day of session 21).
-fn stay_asleep(mind: &Mind<'_>, name: &str, lines: Vec<PlanLine>, text: &str) -> Vec<PlanLine> {
-    let (lines, woke) = asleep_after_bed(name, lines);
-    if woke > 0 {
+/// The rewritten `lines` with every line after going to bed at night asleep, none asleep in
+/// the day, and the day plan's sleep outside the waking day kept ([`keep_plans_sleep`]); a
+/// logged fallback when that changes one. The 1.5B sent John Lin to bed at 9 pm and had him
+/// wake up at 9:15 pm and walk to his shop (a day of session 21).
+fn stay_asleep(
+    mind: &Mind<'_>,
+    state: &AgentState,
+    lines: Vec<PlanLine>,
+    text: &str,
+) -> Vec<PlanLine> {
+    let (mut lines, woke) = asleep_after_bed(&state.name, lines);
+    let slept = keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
+    if woke + slept > 0 {
         mind.fallback(
             "replan",
-            format!("{woke} lines asleep in the day or awake after going to bed at night"),
+            format!(
+                "{} lines asleep in the day, awake after going to bed at night or where the day plan sleeps",
+                woke + slept
+            ),
             text,
             "a rest in the day, asleep at night",
         );
