@@ -297,7 +297,8 @@ fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
 
 /// Feelings change what agents do (issue 17): the Lin family's day starting at 2 pm with
 /// John starving (fullness 0) and Eddy exhausted (energy 0). Within the first hour each does
-/// something the run itself judges to satisfy that need (John eats, Eddy rests).
+/// something the run itself judges to satisfy that need (John eats, Eddy rests), and Eddy
+/// rests until he is no longer tired (energy above 3 after the hour).
 #[test]
 fn a_starving_or_exhausted_agent_eats_or_rests_within_the_hour_on_the_1_5b() {
     util::ensure_model("qwen2.5-coder-1.5b");
@@ -347,9 +348,14 @@ fn a_starving_or_exhausted_agent_eats_or_rests_within_the_hour_on_the_1_5b() {
     };
     let john = met("John Lin", "fullness");
     let eddy = met("Eddy Lin", "energy");
+    let eddy_energy = events
+        .iter()
+        .filter(|e| e["agent"] == "Eddy Lin" && e["type"] == "needs")
+        .last()
+        .map(|e| e["after"]["energy"].clone());
     assert!(
-        john && eddy,
-        "John eats: {john}, Eddy rests: {eddy}\n{}",
+        john && eddy && eddy_energy.as_ref().and_then(|e| e.as_u64()) > Some(3),
+        "John eats: {john}, Eddy rests: {eddy}, Eddy's energy after the hour: {eddy_energy:?}\n{}",
         activities.join("\n")
     );
 }

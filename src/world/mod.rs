@@ -26,7 +26,7 @@ pub use condition::{Condition, ConditionError};
 pub use emotion::{closeness_phrase, Emotion, Relationship, CLOSENESS_DEFAULT, CLOSENESS_MAX};
 pub use error::{Problem, WorldError};
 pub use location::{display_path, parse_path, LocationNode, LocationTree};
-pub use needs::{need_state_phrase, Decay, Need, Needs, YesThresholds, NEED_MAX};
+pub use needs::{need_state_phrase, Decay, Need, Needs, YesThresholds, NEED_MAX, UNMET_NEED};
 
 use crate::formats::script::{main_script, Letters, Script};
 use chrono::NaiveDate;

@@ -10,6 +10,9 @@ use std::str::FromStr;
 /// Highest level of a need.
 pub const NEED_MAX: u8 = 10;
 
+/// A need at or below this level is unmet: the agent feels it ("slightly hungry").
+pub const UNMET_NEED: u8 = 3;
+
 /// A basic need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -170,7 +173,7 @@ impl Needs {
     }
 }
 
-/// How an unmet need feels, `None` when the level is above 3: 3 → "slightly hungry",
+/// How an unmet need feels, `None` when the level is above 3 ([`UNMET_NEED`]): 3 → "slightly hungry",
 /// 2 → "hungry", 1 → "very hungry", 0 → "extremely hungry" (with the need's adjective).
 pub fn need_state_phrase(need: Need, value: u8) -> Option<String> {
     let adjective = need.adjective();

@@ -26,10 +26,12 @@ pub struct PlanChange {
     pub suggestion: String,
     /// The rewritten lines (the rest of this hour, then the next hour's line).
     pub lines: Vec<PlanLine>,
+    /// The first steps of the next hour's 15-minute plan, when a remedy goes on into it.
+    pub carry: Vec<PlanLine>,
 }
 
 /// Asks whether the agent changes the plan because of how they feel; if so, how. For an
-/// urgent need the agent takes one of its remedies for half an hour, and the plan goes on;
+/// urgent need the agent takes one of its remedies for its steps, and the plan goes on;
 /// otherwise the model says how in one sentence and rewrites the rest of the hour and the
 /// next hour with that change. `others` are where the other agents are
 /// (a lonely agent goes to one of them).
@@ -86,10 +88,13 @@ pub async fn maybe_change_plan(
             .filter(|l| l.minutes < next_hour)
             .cloned()
             .collect();
-        let mut lines = remedy_lines(&state.name, &r, &in_hour);
+        let (mut lines, mut carry) =
+            remedy_lines(&state.name, &r, &in_hour, world.step_minutes, world.day_end);
         keep_plans_sleep(&state.name, &state.day_plan, &mut lines);
+        keep_plans_sleep(&state.name, &state.day_plan, &mut carry);
         return Some(PlanChange {
             lines,
+            carry,
             suggestion: r.activity,
         });
     }
@@ -118,7 +123,11 @@ pub async fn maybe_change_plan(
         .await;
     let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
     let lines = stay_asleep(mind, state, lines, &text);
-    Some(PlanChange { suggestion, lines })
+    Some(PlanChange {
+        suggestion,
+        lines,
+        carry: Vec::new(),
+    })
 }
 
 /// The change in one sentence, as the model writes it (for a feeling with no urgent need, or
@@ -259,7 +268,9 @@ pub fn change_question(state: &AgentState, now: u32, upcoming: &[PlanLine]) -> S
     )
 }
 
-/// Applies a plan change: replaces the rest of the hour and the next hour's line.
+/// Applies a plan change: replaces the rest of the hour and the next hour's line, and keeps
+/// the steps carried into the next hour in the 15-minute plan (the next hour's plan begins
+/// with them).
 pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
     let next_hour = (now / 60 + 1) * 60;
     state.quarter_plan.retain(|l| l.minutes < now);
@@ -274,6 +285,7 @@ pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
             h.activity = l.activity.clone();
         }
     }
+    state.quarter_plan.extend(change.carry.iter().cloned());
     // Gone to bed at night, the agent sleeps through the rest of the day plan too (John Lin,
     // asleep from 9 pm by a change, "wakes up and gets ready for bed" at 11 pm by the old
     // hourly line in a day of session 21).
@@ -348,6 +360,7 @@ mod tests {
         PlanChange {
             suggestion: suggestion.into(),
             lines: lines.iter().map(|&(m, a)| PlanLine::new(m, a)).collect(),
+            carry: Vec::new(),
         }
     }
 
@@ -371,6 +384,30 @@ mod tests {
         );
         assert_eq!(line_at(&s.hourly_plan, 660).unwrap().activity, "nap");
         assert_eq!(line_at(&s.hourly_plan, 720).unwrap().activity, "work");
+    }
+
+    /// A rest decided at 3:45 pm goes on into the next hour: its steps stay in the 15-minute
+    /// plan, and the next hour's plan begins with them.
+    #[test]
+    fn a_remedy_carried_past_the_hour_begins_the_next_hours_plan() {
+        let mut s = state();
+        let mut rest = change("rest", &[(945, "rest")]);
+        rest.carry = vec![PlanLine::new(960, "rest"), PlanLine::new(975, "rest")];
+        apply_change(&mut s, &rest, 945);
+        assert_eq!(line_at(&s.quarter_plan, 960).unwrap().activity, "rest");
+        let mut next: Vec<PlanLine> = [960, 975, 990, 1005]
+            .iter()
+            .map(|&m| PlanLine::new(m, "work"))
+            .collect();
+        let carried: Vec<PlanLine> = s
+            .quarter_plan
+            .iter()
+            .filter(|l| l.minutes >= 960)
+            .cloned()
+            .collect();
+        super::super::carry_over(&mut next, &carried);
+        let acts: Vec<&str> = next.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(acts, ["rest", "rest", "work", "work"]);
     }
 
     /// The suggested change lives from the change that made it until the next change or the

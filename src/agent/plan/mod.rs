@@ -223,6 +223,16 @@ pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Puts the steps `carried` over from a plan change in the hour before (a rest that goes on)
+/// in place of the `lines` at the same times.
+pub fn carry_over(lines: &mut [PlanLine], carried: &[PlanLine]) {
+    for c in carried {
+        if let Some(l) = lines.iter_mut().find(|l| l.minutes == c.minutes) {
+            *l = c.clone();
+        }
+    }
+}
+
 /// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities.
 pub async fn quarter_plan(
     mind: &Mind<'_>,

@@ -6,9 +6,10 @@
 //! went "to the gym", and a lonely Sheldon Cooper set out for "his friend John" (no John in
 //! that world) five hours running. Given a remedy and asked to write the rest of the plan,
 //! it turned a rest into a nap and had Joey Tribbiani "get out of bed" and "wake up" at 3, 4
-//! and 5 pm: the remedy now takes half an hour by itself, and the plan goes on.
+//! and 5 pm: the remedy now takes its steps by itself (into the next hour when it must), and
+//! the plan goes on.
 
-use crate::world::{AgentSpec, Need, Needs};
+use crate::world::{AgentSpec, Need, Needs, UNMET_NEED};
 
 use super::super::mind::Mind;
 use super::super::state::{AgentState, PlanLine};
@@ -43,20 +44,29 @@ impl Whereabouts {
     }
 }
 
-/// Steps a remedy takes (half an hour), the rest of the hour going on as planned: a
-/// starving agent ate for a whole hour at 6 am.
+/// Steps a remedy takes (half an hour), the plan going on after it: a starving agent ate
+/// for a whole hour at 6 am.
 pub const REMEDY_STEPS: usize = 2;
 
-/// One remedy: the short answer `choose` weighs, and the activity it becomes.
+/// Steps a rest takes at energy `level`: until the agent is no longer tired (each step of
+/// rest gives one level), at least [`REMEDY_STEPS`]. Half an hour of rest an hour (a plan
+/// change falls at most hourly) left an exhausted John Lin at energy 0 to 2 all evening.
+fn rest_steps(level: u8) -> usize {
+    usize::from(UNMET_NEED + 1 - level.min(UNMET_NEED)).max(REMEDY_STEPS)
+}
+
+/// One remedy: the short answer `choose` weighs, the activity it becomes, and for how many
+/// steps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Remedy {
     pub option: String,
     pub activity: String,
+    pub steps: usize,
 }
 
 /// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now`
-/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`] and bed
-/// from it, for social a talk with each agent of the world that `spec` has a relationship
+/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`] (until
+/// rested: [`rest_steps`]) and bed from it, for social a talk with each agent of the world that `spec` has a relationship
 /// with and who is awake (going to where that agent is, unless already there). Empty when no
 /// need is urgent or nobody is there to talk to.
 pub fn remedies(
@@ -70,6 +80,7 @@ pub fn remedies(
     let one = |option: &str, rest: &str| Remedy {
         option: option.to_string(),
         activity: format!("{name} {rest}."),
+        steps: REMEDY_STEPS,
     };
     let mut out = Vec::new();
     for need in Need::ALL {
@@ -77,9 +88,10 @@ pub fn remedies(
             continue;
         }
         match need {
-            Need::Energy if now / 60 < SLEEP_FROM_HOUR => {
-                out.push(one("rest for a while", "sits down and rests for a while"))
-            }
+            Need::Energy if now / 60 < SLEEP_FROM_HOUR => out.push(Remedy {
+                steps: rest_steps(needs.get(need)),
+                ..one("rest for a while", "sits down and rests for a while")
+            }),
             Need::Energy => out.push(one("go to bed", "goes to bed")),
             Need::Fullness => out.push(one("eat something", "gets something to eat")),
             Need::Health => out.push(one("go for a walk", "goes for a short walk")),
@@ -107,21 +119,38 @@ fn place_phrase(path: &[String]) -> String {
     path.iter().rev().cloned().collect::<Vec<_>>().join(" in ")
 }
 
-/// The plan lines of the rest of an hour (`planned`, the lines as planned) taking remedy
-/// `r`: its activity for [`REMEDY_STEPS`] steps (one judgement for all: a continued activity
-/// keeps it), then the plan; going to bed, asleep after the first.
-pub fn remedy_lines(name: &str, r: &Remedy, planned: &[PlanLine]) -> Vec<PlanLine> {
+/// The plan lines taking remedy `r` from the first of `planned` (the rest of the hour as
+/// planned): its activity for `r.steps` steps of `step_minutes` (one judgement for all: a
+/// continued activity keeps it), then the plan; going to bed, asleep after the first. The
+/// second list holds the steps that go on past the hour (before `day_end`): they begin the
+/// next hour's 15-minute plan.
+pub fn remedy_lines(
+    name: &str,
+    r: &Remedy,
+    planned: &[PlanLine],
+    step_minutes: u32,
+    day_end: u32,
+) -> (Vec<PlanLine>, Vec<PlanLine>) {
     let bed = is_sleep(&r.activity);
-    planned
+    let hour = planned
         .iter()
         .enumerate()
         .map(|(i, l)| match i {
             0 => PlanLine::new(l.minutes, r.activity.clone()),
             _ if bed => PlanLine::new(l.minutes, format!("{name} is asleep.")),
-            i if i < REMEDY_STEPS => PlanLine::new(l.minutes, r.activity.clone()),
+            i if i < r.steps => PlanLine::new(l.minutes, r.activity.clone()),
             _ => l.clone(),
         })
-        .collect()
+        .collect();
+    let Some(start) = planned.first().map(|l| l.minutes).filter(|_| !bed) else {
+        return (hour, Vec::new());
+    };
+    let carry = (planned.len()..r.steps)
+        .map(|i| start + i as u32 * step_minutes)
+        .take_while(|&t| t < day_end)
+        .map(|t| PlanLine::new(t, r.activity.clone()))
+        .collect();
+    (hour, carry)
 }
 
 /// The remedy the agent takes: the only one, or the one the model finds most likely
@@ -208,9 +237,18 @@ mod tests {
             PlanLine::new(1290, "read"),
             PlanLine::new(1305, "read"),
         ];
-        let bed = remedy_lines(&sheldon.name, &night[0], &planned);
+        let (bed, carry) = remedy_lines(&sheldon.name, &night[0], &planned, 15, 24 * 60);
         assert_eq!(bed[2].activity, "Sheldon Cooper is asleep.");
+        assert!(
+            carry.is_empty(),
+            "asleep for the night: the day plan sleeps on"
+        );
         assert!(remedies(sheldon, &needs(2, 2), here, &[], 600).is_empty());
+        // A rest lasts until the agent is no longer tired: from 0, an hour.
+        let steps: Vec<usize> = [0, 1]
+            .map(|e| remedies(sheldon, &needs(e, 6), here, &[], 600)[0].steps)
+            .to_vec();
+        assert_eq!(steps, [4, 3]);
     }
 
     #[test]
@@ -251,19 +289,33 @@ mod tests {
             .iter()
             .map(|&m| PlanLine::new(m, "calculate"))
             .collect();
-        let lines: Vec<String> = remedy_lines("Sheldon Cooper", &r[1], &planned)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let text =
+            |lines: &[PlanLine]| -> Vec<String> { lines.iter().map(ToString::to_string).collect() };
+        // Extremely tired (energy 0): a rest of four steps, until no longer tired.
+        let rest = |n: usize| vec![r[1].activity.clone(); n];
+        let (lines, carry) = remedy_lines("Sheldon Cooper", &r[1], &planned, 15, 24 * 60);
         assert_eq!(
-            lines,
+            lines.iter().map(|l| l.activity.clone()).collect::<Vec<_>>(),
+            rest(4)
+        );
+        assert!(carry.is_empty());
+        // Talking takes half an hour.
+        let (lines, _) = remedy_lines("Sheldon Cooper", &r[0], &planned, 15, 24 * 60);
+        assert_eq!(lines[1].activity, r[0].activity);
+        assert_eq!(lines[2].activity, "calculate");
+        // Decided at 3:45 pm, the rest goes on into the next hour, but not past the day's end.
+        let (lines, carry) = remedy_lines("Sheldon Cooper", &r[1], &planned[3..], 15, 24 * 60);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            text(&carry),
             [
-                "03:00 pm: Sheldon Cooper sits down and rests for a while.",
-                "03:15 pm: Sheldon Cooper sits down and rests for a while.",
-                "03:30 pm: calculate",
-                "03:45 pm: calculate",
+                "04:00 pm: Sheldon Cooper sits down and rests for a while.",
+                "04:15 pm: Sheldon Cooper sits down and rests for a while.",
+                "04:30 pm: Sheldon Cooper sits down and rests for a while.",
             ]
         );
+        let (_, carry) = remedy_lines("Sheldon Cooper", &r[1], &planned[3..], 15, 16 * 60 + 15);
+        assert_eq!(carry.len(), 1);
         let q = remedy_question("Sheldon Cooper", "feeling neutral and lonely", &r);
         assert!(
             q.ends_with(
