@@ -350,8 +350,7 @@ fn a_starving_or_exhausted_agent_eats_or_rests_within_the_hour_on_the_1_5b() {
     let eddy = met("Eddy Lin", "energy");
     let eddy_energy = events
         .iter()
-        .filter(|e| e["agent"] == "Eddy Lin" && e["type"] == "needs")
-        .last()
+        .rfind(|e| e["agent"] == "Eddy Lin" && e["type"] == "needs")
         .map(|e| e["after"]["energy"].clone());
     assert!(
         john && eddy && eddy_energy.as_ref().and_then(|e| e.as_u64()) > Some(3),
