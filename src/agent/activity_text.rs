@@ -69,14 +69,24 @@ pub fn clean_activity(text: &str) -> String {
     if let Some(i) = second_sentence(&out) {
         out.truncate(i);
     }
-    // A duration or a number in parentheses ("(15 minutes)", "(2") and an explanation after
-    // " - " are the model talking about the plan, not the activity.
+    // A duration or a number in parentheses ("(15 minutes)", "(2"), examples ("(e.g.
+    // pasta)": the 1.5B's "Serve the dinner (e.g." in a Lin day), a parenthesis left open
+    // and an explanation after " - " are the model talking about the plan, not the activity.
     if let Some(i) = out.find('(') {
         let inner = out[i..].to_ascii_lowercase();
-        let number = inner[1..]
-            .trim_start()
-            .starts_with(|c: char| c.is_ascii_digit());
-        if number || inner.contains("minute") || inner.contains("hour") || inner.contains("min)") {
+        let after = inner[1..].trim_start();
+        let number = after.starts_with(|c: char| c.is_ascii_digit());
+        let example = ["e.g", "eg.", "i.e", "such as", "for example", "like "]
+            .iter()
+            .any(|w| after.starts_with(w));
+        let open = !inner.contains(')');
+        if number
+            || example
+            || open
+            || inner.contains("minute")
+            || inner.contains("hour")
+            || inner.contains("min)")
+        {
             out.truncate(i);
         }
     }
@@ -112,11 +122,12 @@ const DANGLING: &[&str] = &[
 ];
 
 /// Whether an activity ends on a word that cannot end a phrase ("... and prepares the", "...
-/// to see if it's"): a line the length limit cut and nothing ended.
+/// to see if it's") or inside a parenthesis ("Serve the dinner (e.g."): a line the length
+/// limit cut and nothing ended.
 pub fn ends_unfinished(activity: &str) -> bool {
     let t = activity
         .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '-'));
-    dangles(t)
+    dangles(t) || t.matches('(').count() > t.matches(')').count()
 }
 
 /// Verbs that need an object after "to": "... from the counter to grab" is unfinished,
@@ -273,7 +284,10 @@ fn second_sentence(text: &str) -> Option<usize> {
             .rsplit(|c: char| !c.is_alphabetic())
             .next()
             .unwrap_or("");
-        let abbreviation = word.chars().count() <= 3 && word.starts_with(char::is_uppercase);
+        // "e.g. Pasta": a word after a period is an abbreviation too.
+        let dotted = text[..i - word.len()].ends_with('.');
+        let abbreviation =
+            dotted || word.chars().count() <= 3 && word.starts_with(char::is_uppercase);
         if !abbreviation {
             return Some(i + 1);
         }
@@ -398,6 +412,13 @@ mod tests {
             ),
             ("**Rewritten Plan:**", ""),
             ("Joey checks his email. (15", "Joey checks his email."),
+            ("Serve the dinner (e.g. Pasta, salad)", "Serve the dinner"),
+            ("Serve the dinner (e.g.", "Serve the dinner"),
+            ("Set the table (plates and", "Set the table"),
+            (
+                "Set the table (plates and forks)",
+                "Set the table (plates and forks)",
+            ),
             ("Cook pasta (2 pans)", "Cook pasta"),
             ("Visit Dr. Smith. Then go home", "Visit Dr. Smith."),
             (

@@ -10,7 +10,8 @@
 //!   instructions ("break into activities of 15 minutes") or the agent's context ("Rachel
 //!   Green is feeling neutral, ...");
 //! - **activities that end whole**: not on a word that cannot end a phrase ("... and
-//!   prepares the"), as a line cut at the length limit does;
+//!   prepares the"), as a line cut at the length limit does, nor inside a parenthesis
+//!   ("Serve the dinner (e.g.");
 //! - **sleep outside the night**: steps between 08:00 and 20:00 whose activity is sleeping or
 //!   going to bed (a nap is fine);
 //! - **asleep when the plan sleeps**: steps the agent's day plan sleeps through (before its
@@ -480,6 +481,7 @@ mod tests {
             "Joey puts the plates in",
             "Leonard Hofstadter starts reading the new comic book he",
             "Monica walks to the kitchen and cooks on",
+            "Serve the dinner (e.g.",
         ] {
             assert!(ends_unfinished(cut), "{cut:?}");
         }
@@ -496,6 +498,7 @@ mod tests {
             "Rachel checked in",
             "Joey is dropping in",
             "吃早饭",
+            "Call Mei (his wife)",
         ] {
             assert!(!ends_unfinished(whole), "{whole:?}");
         }
