@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
-use crate::agent::plan::{asleep_in_plan, is_sleep};
+use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day};
 use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
 use crate::agent::PlanLine;
@@ -162,23 +162,6 @@ fn in_script(text: &str, script: Script) -> bool {
     let mostly = letters.iter().filter(|&&s| s == script).count() * 10 >= letters.len() * 9;
     let foreign_cjk = !Letters::for_script(script).allows_all(text);
     letters.is_empty() || (mostly && !foreign_cjk)
-}
-
-/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
-/// waking from a nap).
-pub fn starts_the_day(activity: &str) -> bool {
-    let a = activity.to_lowercase();
-    !a.contains("nap")
-        && [
-            "wake up",
-            "wakes up",
-            "waking up",
-            "get out of bed",
-            "gets out of bed",
-            "breakfast",
-        ]
-        .iter()
-        .any(|w| a.contains(w))
 }
 
 /// Whether an utterance carries a speaker label ("John Lin: ...", "Eddy:") or a stage

@@ -3,11 +3,14 @@
 //! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
 //! if too few lines come back, a logged fallback fills the gaps.
 
+use std::collections::BTreeSet;
+
 use crate::llm::constrain::PlanTimes;
 use crate::world::{clock, AgentSpec, World};
 
 use super::mind::Mind;
 use super::state::{line_at, plan_text, AgentState, PlanLine};
+use super::utterance::topic_words;
 
 /// Longest activity in a plan line, in characters.
 pub const ACTIVITY_CHARS: usize = 60;
@@ -127,7 +130,47 @@ pub async fn hourly_plan(
             l.activity = o.activity.clone();
         }
     }
+    let strayed = keep_to_the_day_plan(&spec.name, &mut lines, &outline, day_plan);
+    if strayed > 0 {
+        mind.fallback(
+            "hourly_plan",
+            format!("{strayed} hours about none of the day plan's lines for them"),
+            &text,
+            "the day plan's line",
+        );
+    }
     lines
+}
+
+/// Gives each hourly line that shares no topic word ([`topic_words`]) with the day plan's
+/// lines for its hour (the one in effect at its start and those starting within it) the
+/// `outline`'s activity for that hour; how many. The 1.5B's rewrite runs ahead of the day
+/// plan: Monica Geller went to Il Forno at 9 am where her plan had coffee at Central Perk, and
+/// Penny called her friends back home from 9 am to noon where hers had her unpack (48 of 830
+/// hourly lines in the Lin, Friends and Big Bang Theory days of sessions 26-31). A line with
+/// no topic word ("Go to bed") is kept.
+fn keep_to_the_day_plan(
+    name: &str,
+    lines: &mut [PlanLine],
+    outline: &[PlanLine],
+    day_plan: &[PlanLine],
+) -> usize {
+    let mut strayed = 0;
+    for (l, o) in lines.iter_mut().zip(outline) {
+        let planned: BTreeSet<String> = day_plan
+            .iter()
+            .filter(|d| d.minutes > l.minutes && d.minutes < l.minutes + 60)
+            .map(|d| d.activity.as_str())
+            .chain([o.activity.as_str()])
+            .flat_map(|a| topic_words(a, &[name]))
+            .collect();
+        let words = topic_words(&l.activity, &[name]);
+        if !words.is_empty() && !planned.is_empty() && words.is_disjoint(&planned) {
+            l.activity = o.activity.clone();
+            strayed += 1;
+        }
+    }
+    strayed
 }
 
 /// What the sleeping hours before the day plan's first line say in the hourly outline.
@@ -251,7 +294,7 @@ pub async fn quarter_plan(
         sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
         return lines;
     }
-    let hour = line_at(&state.hourly_plan, mind.minutes)
+    let hour_line = line_at(&state.hourly_plan, mind.minutes)
         .map_or("go about the day".to_string(), |l| l.activity.clone());
     // The hours around this one are enough context (and keep the prompt short).
     let around: Vec<PlanLine> = state
@@ -265,7 +308,7 @@ pub async fn quarter_plan(
     let end = slots
         .last()
         .map_or(mind.minutes, |&t| t + world.step_minutes);
-    let hour = with_lines_within(&hour, &state.day_plan, mind.minutes, end);
+    let hour = with_lines_within(&hour_line, &state.day_plan, mind.minutes, end);
     let q = format!(
         "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already done. \
          From {now} to {end}, {name} will: {hour}. Break only this part of the day into {} steps \
@@ -289,6 +332,17 @@ pub async fn quarter_plan(
     let outline = [PlanLine::new(mind.minutes, hour)];
     let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
     sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
+    if !was_asleep {
+        let restarts = sleep::no_restart_after_noon(&mut lines, &hour_line);
+        if restarts > 0 {
+            mind.fallback(
+                "15m_plan",
+                format!("{restarts} lines start the day again after noon"),
+                &text,
+                "the hour's activity",
+            );
+        }
+    }
     lines
 }
 mod change;
@@ -301,12 +355,56 @@ pub use change::{
 };
 pub use remedy::{remedies, Remedy, Whereabouts};
 pub use sleep::{
-    asleep_at, asleep_in_plan, is_sleep, sleep_in_plan, DAY_FROM_HOUR, SLEEP_FROM_HOUR,
+    asleep_at, asleep_in_plan, is_sleep, sleep_in_plan, starts_the_day, DAY_FROM_HOUR,
+    SLEEP_FROM_HOUR,
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_hourly_line_about_none_of_the_day_plans_lines_takes_the_plans() {
+        let day: Vec<PlanLine> = [
+            (390, "wake up and make the bed"),
+            (510, "have coffee on the couch at Central Perk"),
+            (600, "go to Il Forno and prepare the sauces for lunch"),
+            (690, "cook through the lunch service"),
+        ]
+        .iter()
+        .map(|&(m, a)| PlanLine::new(m, a))
+        .collect();
+        let times: Vec<u32> = (6..12).map(|h| h * 60).collect();
+        let outline = day_outline(&times, &day);
+        let mut hourly: Vec<PlanLine> = [
+            "Go to bed",
+            "Make the bed and make breakfast",
+            "Drink coffee at Central Perk",
+            "Go to Il Forno and prepare the sauces for lunch",
+            "Prepare the sauces",
+            "Call friends back home",
+        ]
+        .iter()
+        .zip(&times)
+        .map(|(a, &m)| PlanLine::new(m, *a))
+        .collect();
+        let n = keep_to_the_day_plan("Monica Geller", &mut hourly, &outline, &day);
+        let acts: Vec<&str> = hourly.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "Go to bed",
+                // Words of three letters do not count ("bed"), nor "make": replaced, though
+                // the same thing.
+                "wake up and make the bed",
+                "Drink coffee at Central Perk",
+                "have coffee on the couch at Central Perk",
+                "Prepare the sauces",
+                "go to Il Forno and prepare the sauces for lunch",
+            ]
+        );
+        assert_eq!(n, 3);
+    }
 
     #[test]
     fn an_hour_names_the_day_plans_lines_that_start_inside_it() {

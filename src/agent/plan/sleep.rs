@@ -21,6 +21,46 @@ pub fn is_sleep(activity: &str) -> bool {
             .any(|w| a.contains(w))
 }
 
+/// From this hour an agent who is awake does not start the day again.
+pub const NOON_HOUR: u32 = 12;
+
+/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
+/// waking from a nap).
+pub fn starts_the_day(activity: &str) -> bool {
+    let a = activity.to_lowercase();
+    !a.contains("nap")
+        && [
+            "wake up",
+            "wakes up",
+            "waking up",
+            "get out of bed",
+            "gets out of bed",
+            "breakfast",
+        ]
+        .iter()
+        .any(|w| a.contains(w))
+}
+
+/// The 15-minute `lines` of an agent awake from [`NOON_HOUR`] on, none starting the day
+/// again ([`starts_the_day`]): such a line becomes `instead` (the hour's activity), unless
+/// that starts the day too. How many changed. Asked to break "see whether Monica has any
+/// food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani wakes up" (a Friends day of
+/// session 31), and Rachel Green "gets out of bed" for dinner at 9 pm.
+pub fn no_restart_after_noon(lines: &mut [PlanLine], instead: &str) -> usize {
+    if starts_the_day(instead) {
+        return 0;
+    }
+    let mut changed = 0;
+    for l in lines
+        .iter_mut()
+        .filter(|l| l.minutes / 60 >= NOON_HOUR && starts_the_day(&l.activity))
+    {
+        l.activity = instead.to_string();
+        changed += 1;
+    }
+    changed
+}
+
 /// Whether `minutes` (of the day) is in the waking day, from [`DAY_FROM_HOUR`] to
 /// [`SLEEP_FROM_HOUR`].
 pub(super) fn is_day(minutes: u32) -> bool {
@@ -251,5 +291,35 @@ mod tests {
         let mut morning: Vec<PlanLine> = [360, 375].map(|m| PlanLine::new(m, "")).to_vec();
         sleep_in_plan("Eddy Lin", &plan, &mut morning, true);
         assert!(morning.iter().all(|l| l.activity == "Eddy Lin is asleep."));
+    }
+
+    #[test]
+    fn an_awake_agent_does_not_start_the_day_again_after_noon() {
+        let lines = |acts: &[(u32, &str)]| -> Vec<PlanLine> {
+            acts.iter().map(|&(m, a)| PlanLine::new(m, a)).collect()
+        };
+        let mut five = lines(&[
+            (1020, "Joey Tribbiani wakes up"),
+            (1035, "Joey Tribbiani checks the fridge."),
+            (1050, "Joey eats breakfast cereal"),
+            (1065, "Joey wakes up from his nap"),
+        ]);
+        let food = "See whether Monica has any food";
+        assert_eq!(no_restart_after_noon(&mut five, food), 2);
+        let acts: Vec<&str> = five.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                food,
+                "Joey Tribbiani checks the fridge.",
+                food,
+                "Joey wakes up from his nap"
+            ]
+        );
+        // In the morning, or when the hour itself starts the day, the lines stay.
+        let mut eight = lines(&[(480, "Joey wakes up")]);
+        assert_eq!(no_restart_after_noon(&mut eight, food), 0);
+        let mut late = lines(&[(780, "Wake up")]);
+        assert_eq!(no_restart_after_noon(&mut late, "Have a late breakfast"), 0);
     }
 }
