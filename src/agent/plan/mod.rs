@@ -333,11 +333,12 @@ pub async fn quarter_plan(
     let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
     sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
     if !was_asleep {
-        let restarts = sleep::no_restart_after_noon(&mut lines, &hour_line);
+        let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
+        let restarts = sleep::no_restart(&mut lines, &hour_line, up_for_an_hour);
         if restarts > 0 {
             mind.fallback(
                 "15m_plan",
-                format!("{restarts} lines start the day again after noon"),
+                format!("{restarts} lines start the day again"),
                 &text,
                 "the hour's activity",
             );

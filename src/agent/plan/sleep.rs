@@ -24,9 +24,8 @@ pub fn is_sleep(activity: &str) -> bool {
 /// From this hour an agent who is awake does not start the day again.
 pub const NOON_HOUR: u32 = 12;
 
-/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
-/// waking from a nap).
-pub fn starts_the_day(activity: &str) -> bool {
+/// Whether an activity is waking up or getting out of bed (not from a nap).
+fn wakes_up(activity: &str) -> bool {
     let a = activity.to_lowercase();
     !a.contains("nap")
         && [
@@ -35,26 +34,37 @@ pub fn starts_the_day(activity: &str) -> bool {
             "waking up",
             "get out of bed",
             "gets out of bed",
-            "breakfast",
         ]
         .iter()
         .any(|w| a.contains(w))
 }
 
-/// The 15-minute `lines` of an agent awake from [`NOON_HOUR`] on, none starting the day
-/// again ([`starts_the_day`]): such a line becomes `instead` (the hour's activity), unless
-/// that starts the day too. How many changed. Asked to break "see whether Monica has any
-/// food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani wakes up" (a Friends day of
-/// session 31), and Rachel Green "gets out of bed" for dinner at 9 pm.
-pub fn no_restart_after_noon(lines: &mut [PlanLine], instead: &str) -> usize {
+/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
+/// waking from a nap).
+pub fn starts_the_day(activity: &str) -> bool {
+    wakes_up(activity)
+        || (!activity.to_lowercase().contains("nap")
+            && activity.to_lowercase().contains("breakfast"))
+}
+
+/// The 15-minute `lines` of an agent who is awake, none starting the day again: from
+/// [`NOON_HOUR`] on none that starts the day ([`starts_the_day`]), before it none that wakes
+/// up when the agent has been `up_for_an_hour`. Such a line becomes `instead` (the hour's
+/// activity), unless that starts the day too. How many changed. Asked to break "see whether
+/// Monica has any food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani wakes up",
+/// and Monica Geller, up since 6:30, had "Wake up" at 10 am (a Friends day of session 31).
+pub fn no_restart(lines: &mut [PlanLine], instead: &str, up_for_an_hour: bool) -> usize {
     if starts_the_day(instead) {
         return 0;
     }
     let mut changed = 0;
-    for l in lines
-        .iter_mut()
-        .filter(|l| l.minutes / 60 >= NOON_HOUR && starts_the_day(&l.activity))
-    {
+    for l in lines.iter_mut().filter(|l| {
+        if l.minutes / 60 >= NOON_HOUR {
+            starts_the_day(&l.activity)
+        } else {
+            up_for_an_hour && wakes_up(&l.activity)
+        }
+    }) {
         l.activity = instead.to_string();
         changed += 1;
     }
@@ -294,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn an_awake_agent_does_not_start_the_day_again_after_noon() {
+    fn an_awake_agent_does_not_start_the_day_again() {
         let lines = |acts: &[(u32, &str)]| -> Vec<PlanLine> {
             acts.iter().map(|&(m, a)| PlanLine::new(m, a)).collect()
         };
@@ -305,7 +315,7 @@ mod tests {
             (1065, "Joey wakes up from his nap"),
         ]);
         let food = "See whether Monica has any food";
-        assert_eq!(no_restart_after_noon(&mut five, food), 2);
+        assert_eq!(no_restart(&mut five, food, true), 2);
         let acts: Vec<&str> = five.iter().map(|l| l.activity.as_str()).collect();
         assert_eq!(
             acts,
@@ -316,10 +326,16 @@ mod tests {
                 "Joey wakes up from his nap"
             ]
         );
-        // In the morning, or when the hour itself starts the day, the lines stay.
-        let mut eight = lines(&[(480, "Joey wakes up")]);
-        assert_eq!(no_restart_after_noon(&mut eight, food), 0);
+        // In the morning a wake-up goes only when the agent has been up for an hour, and
+        // breakfast stays; when the hour itself starts the day, every line stays.
+        let morning = lines(&[(600, "Wake up"), (615, "Make breakfast")]);
+        let mut ten = morning.clone();
+        assert_eq!(no_restart(&mut ten, "Go to Il Forno", true), 1);
+        assert_eq!(ten[0].activity, "Go to Il Forno");
+        assert_eq!(ten[1].activity, "Make breakfast");
+        let mut just_up = morning.clone();
+        assert_eq!(no_restart(&mut just_up, "Go to Il Forno", false), 0);
         let mut late = lines(&[(780, "Wake up")]);
-        assert_eq!(no_restart_after_noon(&mut late, "Have a late breakfast"), 0);
+        assert_eq!(no_restart(&mut late, "Have a late breakfast", true), 0);
     }
 }
