@@ -146,9 +146,9 @@ pub async fn hourly_plan(
 /// lines for its hour (the one in effect at its start and those starting within it) the
 /// `outline`'s activity for that hour; how many. The 1.5B's rewrite runs ahead of the day
 /// plan: Monica Geller went to Il Forno at 9 am where her plan had coffee at Central Perk, and
-/// Penny called her friends back home from 9 am to noon where hers had her unpack (48 of 830
-/// hourly lines in the Lin, Friends and Big Bang Theory days of sessions 26-31). A line with
-/// no topic word ("Go to bed") is kept.
+/// Penny called her friends back home from 9 am to noon where hers had her unpack (47 of 774
+/// hourly lines in 17 Lin, Friends and Big Bang Theory days of sessions 26-31, by
+/// `benches/hourly_vs_day_plan.py`). A line with no topic word ("Go to bed") is kept.
 fn keep_to_the_day_plan(
     name: &str,
     lines: &mut [PlanLine],

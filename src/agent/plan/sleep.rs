@@ -42,31 +42,31 @@ fn wakes_up(activity: &str) -> bool {
 /// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
 /// waking from a nap).
 pub fn starts_the_day(activity: &str) -> bool {
-    wakes_up(activity)
-        || (!activity.to_lowercase().contains("nap")
-            && activity.to_lowercase().contains("breakfast"))
+    let a = activity.to_lowercase();
+    wakes_up(activity) || (!a.contains("nap") && a.contains("breakfast"))
 }
 
 /// The 15-minute `lines` of an agent who is awake, none starting the day again: from
 /// [`NOON_HOUR`] on none that starts the day ([`starts_the_day`]), before it none that wakes
 /// up when the agent has been `up_for_an_hour`. Such a line becomes `instead` (the hour's
-/// activity), unless that starts the day too. How many changed. Asked to break "see whether
-/// Monica has any food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani wakes up",
-/// and Monica Geller, up since 6:30, had "Wake up" at 10 am (a Friends day of session 31).
+/// activity), unless that would start the day again too. How many changed. Asked to break
+/// "see whether Monica has any food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani
+/// wakes up", and Monica Geller, up since 6:30, had "Wake up" at 10 am (a Friends day of
+/// session 31); Eddy Lin, up at 7, had "Wake up and get dressed" again at 8 for the hour of
+/// "eat breakfast in the kitchen" (a Lin day of session 31).
 pub fn no_restart(lines: &mut [PlanLine], instead: &str, up_for_an_hour: bool) -> usize {
-    if starts_the_day(instead) {
-        return 0;
-    }
+    let afternoon = |l: &PlanLine| l.minutes / 60 >= NOON_HOUR;
     let mut changed = 0;
-    for l in lines.iter_mut().filter(|l| {
-        if l.minutes / 60 >= NOON_HOUR {
-            starts_the_day(&l.activity)
+    for l in lines.iter_mut() {
+        let (restarts, instead_restarts) = if afternoon(l) {
+            (starts_the_day(&l.activity), starts_the_day(instead))
         } else {
-            up_for_an_hour && wakes_up(&l.activity)
+            (up_for_an_hour && wakes_up(&l.activity), wakes_up(instead))
+        };
+        if restarts && !instead_restarts {
+            l.activity = instead.to_string();
+            changed += 1;
         }
-    }) {
-        l.activity = instead.to_string();
-        changed += 1;
     }
     changed
 }
@@ -327,7 +327,7 @@ mod tests {
             ]
         );
         // In the morning a wake-up goes only when the agent has been up for an hour, and
-        // breakfast stays; when the hour itself starts the day, every line stays.
+        // breakfast stays; when the hour itself would start the day again, the line stays.
         let morning = lines(&[(600, "Wake up"), (615, "Make breakfast")]);
         let mut ten = morning.clone();
         assert_eq!(no_restart(&mut ten, "Go to Il Forno", true), 1);
@@ -337,5 +337,11 @@ mod tests {
         assert_eq!(no_restart(&mut just_up, "Go to Il Forno", false), 0);
         let mut late = lines(&[(780, "Wake up")]);
         assert_eq!(no_restart(&mut late, "Have a late breakfast", true), 0);
+        let mut eight = lines(&[(480, "Wake up and get dressed")]);
+        let breakfast = "Eat breakfast in the kitchen";
+        assert_eq!(no_restart(&mut eight, breakfast, true), 1);
+        assert_eq!(eight[0].activity, breakfast);
+        let mut woken = lines(&[(480, "Wake up")]);
+        assert_eq!(no_restart(&mut woken, "Wake up and get dressed", true), 0);
     }
 }
