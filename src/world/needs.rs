@@ -173,8 +173,9 @@ impl Needs {
     }
 }
 
-/// How an unmet need feels, `None` when the level is above 3 ([`UNMET_NEED`]): 3 → "slightly hungry",
-/// 2 → "hungry", 1 → "very hungry", 0 → "extremely hungry" (with the need's adjective).
+/// How an unmet need feels, `None` when the level is above 3 ([`UNMET_NEED`]): 3 →
+/// "slightly hungry", 2 → "hungry", 1 → "very hungry", 0 → "extremely hungry" (with the
+/// need's adjective).
 pub fn need_state_phrase(need: Need, value: u8) -> Option<String> {
     let adjective = need.adjective();
     match value {
