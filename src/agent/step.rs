@@ -133,21 +133,10 @@ pub async fn step(
             lines: lines(&state.hourly_plan),
         });
     }
-    // A new 15-minute plan when the one at hand does not cover the hour; a remedy that goes on
-    // past the last hour (a rest until rested) keeps its steps in the new one.
-    let slots = plan::quarter_slots(world, minutes);
-    if !slots
-        .iter()
-        .all(|&t| state.quarter_plan.iter().any(|l| l.minutes == t))
-    {
-        let carried: Vec<PlanLine> = state
-            .quarter_plan
-            .iter()
-            .filter(|l| l.minutes >= minutes)
-            .cloned()
-            .collect();
+    // A new 15-minute plan when the one at hand does not cover the hour (a remedy carried
+    // past the last hour begins it).
+    if !plan::covers_hour(world, &state.quarter_plan, minutes) {
         state.quarter_plan = quarter_plan(mind, world, state, &base).await;
-        plan::carry_over(&mut state.quarter_plan, &carried);
         state.part_of = line_at(&state.hourly_plan, minutes).map(|l| l.activity.clone());
         out.events.push(AgentEvent::QuarterPlan {
             lines: lines(&state.quarter_plan),

@@ -9,7 +9,6 @@ use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
 use super::remedy::{pick_remedy, remedies, remedy_lines, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, keep_plans_sleep, rest_instead_of_sleep,
-    SLEEP_FROM_HOUR,
 };
 use super::{fill_fixed, quarter_slots, ACTIVITY_CHARS};
 
@@ -234,7 +233,7 @@ fn stay_asleep(
 /// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
 fn remedy(need: crate::world::Need, now: u32) -> &'static str {
     match need {
-        crate::world::Need::Energy if now < SLEEP_FROM_HOUR * 60 => "sit down and rest for a while",
+        crate::world::Need::Energy if !is_bedtime(now) => "sit down and rest for a while",
         n => n.remedy(),
     }
 }

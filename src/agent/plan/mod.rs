@@ -276,8 +276,35 @@ pub fn carry_over(lines: &mut [PlanLine], carried: &[PlanLine]) {
     }
 }
 
-/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities.
+/// Whether `plan` has a line at each 15-minute slot from `minutes` to the end of its hour.
+pub fn covers_hour(world: &World, plan: &[PlanLine], minutes: u32) -> bool {
+    quarter_slots(world, minutes)
+        .iter()
+        .all(|&t| plan.iter().any(|l| l.minutes == t))
+}
+
+/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities,
+/// beginning with the steps a plan change in the hour before carried into it (a rest that
+/// goes on: [`carry_over`]).
 pub async fn quarter_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Vec<PlanLine> {
+    let carried: Vec<PlanLine> = state
+        .quarter_plan
+        .iter()
+        .filter(|l| l.minutes >= mind.minutes)
+        .cloned()
+        .collect();
+    let mut lines = new_quarter_plan(mind, world, state, system).await;
+    carry_over(&mut lines, &carried);
+    lines
+}
+
+/// The hour's 15-minute activities as the model breaks the hour down (none carried).
+async fn new_quarter_plan(
     mind: &Mind<'_>,
     world: &World,
     state: &AgentState,

@@ -13,7 +13,7 @@ use crate::world::{AgentSpec, Need, Needs, UNMET_NEED};
 
 use super::super::mind::Mind;
 use super::super::state::{AgentState, PlanLine};
-use super::sleep::{is_sleep, SLEEP_FROM_HOUR};
+use super::sleep::{is_bedtime, is_sleep};
 use super::URGENT_NEED;
 
 /// Where another agent is at the start of a step, as a remedy for loneliness sees it.
@@ -65,7 +65,7 @@ pub struct Remedy {
 }
 
 /// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now`
-/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`] (until
+/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`](super::SLEEP_FROM_HOUR) (until
 /// no longer tired: four steps from 0, three from 1) and bed from it, for social a talk with
 /// each agent of the world that `spec` has a relationship with and who is awake (going to
 /// where that agent is, unless already there). Empty when no need is urgent or nobody is
@@ -89,7 +89,7 @@ pub fn remedies(
             continue;
         }
         match need {
-            Need::Energy if now / 60 < SLEEP_FROM_HOUR => out.push(Remedy {
+            Need::Energy if !is_bedtime(now) => out.push(Remedy {
                 steps: rest_steps(needs.get(need)),
                 ..one("rest for a while", "sits down and rests for a while")
             }),
