@@ -70,28 +70,40 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
         (
             "In one line: what are you doing right now?",
             ConstraintSpec::line(80),
+            None,
         ),
         (
             "Say one sentence to your mother about breakfast.",
             ConstraintSpec::line(120),
+            None,
+        ),
+        // An agent's words: the reply begun with a quotation mark and ended at the next one.
+        (
+            "What does Eddy Lin say to his mother about breakfast? Write only his words.",
+            ConstraintSpec::line(120),
+            Some("\""),
         ),
         (
             "Describe your current activity with two emoji.",
             ConstraintSpec::Emoji { count: 2 },
+            None,
         ),
         (
             "Plan the hours from 7 am to 10 am, one line per hour.",
             ConstraintSpec::plan(PlanTimes::Fixed(vec![420, 480, 540, 600]), 60),
+            None,
         ),
         (
             "Write your plan for today, one line per activity, with times.",
             ConstraintSpec::plan(day, 60),
+            None,
         ),
     ];
     let mut out = Vec::new();
-    for (k, (q, spec)) in cases.into_iter().enumerate() {
+    for (k, (q, spec, prefill)) in cases.into_iter().enumerate() {
         for sampled in [false, true] {
-            let prompt = Prompt::Chat(vec![Message::system(sys), Message::user(q)]);
+            let mut messages = vec![Message::system(sys), Message::user(q)];
+            messages.extend(prefill.map(Message::assistant));
             // A plan's budget covers its longest complete reply (a token a character at worst,
             // as in digit runs): the test is about the constraint, not the model's verbosity.
             let budget = match &spec {
@@ -108,7 +120,10 @@ fn constrained_requests(table: &std::sync::Arc<TokenTable>) -> Vec<(ConstraintSp
                 }
                 _ => 160,
             };
-            let mut g = GenerateRequest::new(prompt, budget);
+            let mut g = GenerateRequest::new(Prompt::Chat(messages), budget);
+            if let Some(p) = prefill {
+                g.stop = vec![p.to_string()];
+            }
             if sampled {
                 g.sampling = Sampling::temperature(0.7);
                 g.sampling.top_p = 0.9;

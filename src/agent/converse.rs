@@ -267,15 +267,17 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 me.state.name, me.state.name
             )
         };
-        // A refusal ("I'm sorry, but I can't assist with that") is the model stepping out of
-        // the scene, not the speaker ending the talk: asked once more, newly seeded. A line
+        // The words are asked inside quotation marks (the reply begins with one): refusals
+        // ("I'm sorry, but I can't assist with that") went from 9 to 0 in 123 lines
+        // (BENCHMARKS.md). One that still comes is the model stepping out of the scene, not
+        // the speaker ending the talk: asked once more, newly seeded. A line
         // that repeats an earlier one or leaves the speaker's voice ends the talk (asking
         // again made longer talks of echoes: BENCHMARKS.md).
         let said: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
         let mut text = String::new();
         for attempt in 0..2 {
             let Some(line) = mind
-                .ask_line("utterance", &me.system, &question, UTTERANCE_CHARS)
+                .ask_quoted("utterance", &me.system, &question, UTTERANCE_CHARS)
                 .await
             else {
                 mind.fallback("utterance", "no words", "", "end the conversation");

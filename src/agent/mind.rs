@@ -322,6 +322,38 @@ impl<'a> Mind<'a> {
         }
     }
 
+    /// A line of someone's words: as [`ask_line`](Self::ask_line), with the reply begun by
+    /// an opening quotation mark (a prefill) and ended at the closing one.
+    pub async fn ask_quoted(
+        &self,
+        purpose: &str,
+        system: &str,
+        question: &str,
+        max_chars: usize,
+    ) -> Option<String> {
+        let prompt = Prompt::Chat(vec![
+            Message::system(system),
+            Message::user(question),
+            Message::assistant("\""),
+        ]);
+        let mut req = self.generate_request(
+            prompt,
+            ConstraintSpec::line(max_chars).in_letters(self.letters),
+            max_chars / 2 + 16,
+        );
+        if let Request::Generate(g) = &mut req {
+            g.stop = vec!["\"".into(), "\u{201d}".into()];
+        }
+        let r = self.port.run(vec![(purpose.to_string(), req)]).await;
+        let text = self.generated(purpose, r.into_iter().next().unwrap_or_else(missing))?;
+        let line = clean_line(&text);
+        if line.is_empty() {
+            None
+        } else {
+            Some(line)
+        }
+    }
+
     /// A plan written under `times`; the well-formed lines parsed back (possibly fewer than
     /// asked if generation stopped early; the caller checks and falls back).
     pub async fn ask_plan(

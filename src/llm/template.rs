@@ -205,6 +205,18 @@ impl ChatTemplate {
         })
         .map_err(template_err)
     }
+
+    /// Renders a prompt for the model's reply: `messages` with the generation prompt, and
+    /// when the last message is the assistant's, its text as the reply's beginning (a
+    /// prefill the model continues) rather than a finished turn.
+    pub fn render_reply(&self, messages: &[Message]) -> Result<String> {
+        match messages.split_last() {
+            Some((last, earlier)) if last.role == "assistant" => {
+                Ok(self.render(earlier, true)? + &last.content)
+            }
+            _ => self.render(messages, true),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -245,6 +257,21 @@ mod tests {
         assert!(err.contains("no system role"), "{err}");
         let err = ChatTemplate::new("{% for %}", "", "").unwrap_err();
         assert!(matches!(err, LlmError::Template(_)), "{err}");
+    }
+
+    #[test]
+    fn a_last_assistant_message_begins_the_reply() {
+        let t = ChatTemplate::chatml();
+        let asked = [Message::system("Be brief."), Message::user("Say hi.")];
+        let begun = [asked[0].clone(), asked[1].clone(), Message::assistant("\"")];
+        assert_eq!(
+            t.render_reply(&begun).unwrap(),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nSay hi.<|im_end|>\n<|im_start|>assistant\n\""
+        );
+        assert_eq!(
+            t.render_reply(&asked).unwrap(),
+            t.render(&asked, true).unwrap()
+        );
     }
 
     #[test]

@@ -384,6 +384,16 @@ impl RemoteClient {
             body["stop"] = json!(g.stop);
         }
         let (path, chat) = match &g.prompt {
+            // A reply begun by the caller (a last assistant message) goes as the text the
+            // model sees: chat endpoints differ in whether they continue it or start anew.
+            Prompt::Chat(m) if m.last().is_some_and(|l| l.role == "assistant") => {
+                let text = self
+                    .local
+                    .prompt_text(&g.prompt)
+                    .map_err(|e| CallError::Request(e.to_string()))?;
+                body["prompt"] = json!(text);
+                ("/v1/completions", false)
+            }
             Prompt::Chat(m) => {
                 body["messages"] = messages_json(m);
                 ("/v1/chat/completions", true)

@@ -55,7 +55,7 @@ impl LocalModel {
     /// The text the model sees for `prompt` (chat template applied, generation prompt added).
     pub fn prompt_text(&self, prompt: &Prompt) -> crate::llm::error::Result<String> {
         match prompt {
-            Prompt::Chat(m) => self.template.render(m, true),
+            Prompt::Chat(m) => self.template.render_reply(m),
             Prompt::Text(t) => Ok(t.clone()),
             Prompt::Tokens(ids) => self.tokenizer.decode(ids),
         }

@@ -332,7 +332,7 @@ async fn chat_inner(s: &AppState, body: &[u8]) -> Result<HttpResponse, Reply> {
     }
     let gen = s.generate(g).await?;
     let logprobs = if b.logprobs {
-        let text = s.template.render(&msgs, true).map_err(from_llm)?;
+        let text = s.template.render_reply(&msgs).map_err(from_llm)?;
         let prompt = s.tokenizer.encode_prompt(&text, true).map_err(from_llm)?;
         let reply = s.tokenizer.encode(&gen.text, false).map_err(from_llm)?;
         let n = prompt.len();

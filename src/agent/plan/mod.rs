@@ -1,7 +1,8 @@
-//! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`) when
-//! the agent's emotion or needs call for one, an urgent need met by a remedy (`remedy.rs`); sleep at night by rule (`sleep.rs`). Every plan is written under a constraint
-//! (`hh:mm am/pm: activity` lines, times as required), so it is well-formed by construction;
-//! if too few lines come back, a logged fallback fills the gaps.
+//! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`)
+//! when the agent's emotion or needs call for one, an urgent need met by a remedy (`remedy.rs`);
+//! sleep at night by rule (`sleep.rs`). Every plan is written under a constraint (`hh:mm am/pm:
+//! activity` lines, times as required), so it is well-formed by construction; if too few lines come
+//! back, a logged fallback fills the gaps.
 
 use std::collections::BTreeSet;
 
@@ -16,6 +17,19 @@ use super::utterance::topic_words;
 pub const ACTIVITY_CHARS: usize = 60;
 /// Lines of a day plan.
 pub const DAY_PLAN_LINES: (usize, usize) = (4, 12);
+
+/// How the fallback of the rule that gives an hourly line about none of the day plan's
+/// lines for its hour the day plan's line ends its reason ("3 hours about ...").
+pub const DAY_PLAN_RULE: &str = "hours about none of the day plan's lines for them";
+/// How the fallback of the rule that keeps 15-minute lines from starting the day again or
+/// going to bed in the day (`sleep.rs`) ends its reason.
+pub const AWAKE_RULE: &str = "lines start the day again or go to bed in the day";
+
+/// Whether a fallback's reason is one of the plan rules' ([`DAY_PLAN_RULE`],
+/// [`AWAKE_RULE`]): the model wrote a well-formed line the rules mend, not an unusable one.
+pub fn is_plan_rule(reason: &str) -> bool {
+    reason.ends_with(DAY_PLAN_RULE) || reason.ends_with(AWAKE_RULE)
+}
 
 /// Writes the day plan from the example day, the traits and description and today's events.
 pub async fn day_plan(
@@ -134,7 +148,7 @@ pub async fn hourly_plan(
     if strayed > 0 {
         mind.fallback(
             "hourly_plan",
-            format!("{strayed} hours about none of the day plan's lines for them"),
+            format!("{strayed} {DAY_PLAN_RULE}"),
             &text,
             "the day plan's line",
         );
@@ -361,11 +375,11 @@ async fn new_quarter_plan(
     sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
     if !was_asleep {
         let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
-        let restarts = sleep::no_restart(&mut lines, &hour_line, up_for_an_hour);
+        let restarts = sleep::keep_awake(&mut lines, &hour_line, up_for_an_hour);
         if restarts > 0 {
             mind.fallback(
                 "15m_plan",
-                format!("{restarts} lines start the day again"),
+                format!("{restarts} {AWAKE_RULE}"),
                 &text,
                 "the hour's activity",
             );

@@ -64,12 +64,12 @@ pub struct Remedy {
     pub steps: usize,
 }
 
-/// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now`
-/// (minutes of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`](super::SLEEP_FROM_HOUR) (until
-/// no longer tired: four steps from 0, three from 1) and bed from it, for social a talk with
-/// each agent of the world that `spec` has a relationship with and who is awake (going to
-/// where that agent is, unless already there). Empty when no need is urgent or nobody is
-/// there to talk to.
+/// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now` (minutes
+/// of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`](super::SLEEP_FROM_HOUR)
+/// (until no longer tired: four steps from 0, three from 1) and bed from it, for social a talk with
+/// each agent of the world that `spec` has a relationship with and who is awake (going to where
+/// that agent is, unless already there). Empty when no need is urgent or nobody is there to talk
+/// to.
 pub fn remedies(
     spec: &AgentSpec,
     needs: &Needs,

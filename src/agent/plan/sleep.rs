@@ -39,22 +39,40 @@ fn wakes_up(activity: &str) -> bool {
         .any(|w| a.contains(w))
 }
 
-/// Whether an activity starts the day: waking up, getting out of bed, breakfast (not
-/// waking from a nap).
+/// Whether an activity starts the day: waking up, getting out of bed, breakfast, "starts
+/// the day" (not waking from a nap).
 pub fn starts_the_day(activity: &str) -> bool {
     let a = activity.to_lowercase();
-    wakes_up(activity) || (!a.contains("nap") && a.contains("breakfast"))
+    wakes_up(activity)
+        || (!a.contains("nap")
+            && [
+                "breakfast",
+                "start the day",
+                "starts the day",
+                "starting the day",
+            ]
+            .iter()
+            .any(|w| a.contains(w)))
 }
 
-/// The 15-minute `lines` of an agent who is awake, none starting the day again: from
-/// [`NOON_HOUR`] on none that starts the day ([`starts_the_day`]), before it none that wakes
-/// up when the agent has been `up_for_an_hour`. Such a line becomes `instead` (the hour's
-/// activity), unless that would start the day again too. How many changed. Asked to break
+/// Whether an activity goes to bed or gets ready for it ([`is_sleep`], "getting ready for
+/// bed", "prepares for bed").
+fn goes_to_bed(activity: &str) -> bool {
+    is_sleep(activity) || activity.to_lowercase().contains("for bed")
+}
+
+/// The 15-minute `lines` of an agent who is awake, none starting the day again or going to
+/// bed in the day: from [`NOON_HOUR`] on none that starts the day ([`starts_the_day`]),
+/// before it none that wakes up when the agent has been `up_for_an_hour`, and in the waking
+/// day ([`is_day`]) none that goes to bed ([`goes_to_bed`]). Such a line becomes `instead`
+/// (the hour's activity), unless that would do the same. How many changed. Asked to break
 /// "see whether Monica has any food" into steps at 5 pm, the 1.5B began with "Joey Tribbiani
-/// wakes up", and Monica Geller, up since 6:30, had "Wake up" at 10 am (a Friends day of
-/// session 31); Eddy Lin, up at 7, had "Wake up and get dressed" again at 8 for the hour of
-/// "eat breakfast in the kitchen" (a Lin day of session 31).
-pub fn no_restart(lines: &mut [PlanLine], instead: &str, up_for_an_hour: bool) -> usize {
+/// wakes up"; for "watch television in his apartment" at 6 pm it wrote "starts the day by
+/// getting ready for bed" and "takes a quick shower, then goes to bed"; Monica Geller, up
+/// since 6:30, had "Wake up" at 10 am (a Friends day of session 31); Eddy Lin, up at 7, had
+/// "Wake up and get dressed" again at 8 for the hour of "eat breakfast in the kitchen" (a Lin
+/// day of session 31).
+pub fn keep_awake(lines: &mut [PlanLine], instead: &str, up_for_an_hour: bool) -> usize {
     let afternoon = |l: &PlanLine| l.minutes / 60 >= NOON_HOUR;
     let mut changed = 0;
     for l in lines.iter_mut() {
@@ -63,7 +81,8 @@ pub fn no_restart(lines: &mut [PlanLine], instead: &str, up_for_an_hour: bool) -
         } else {
             (up_for_an_hour && wakes_up(&l.activity), wakes_up(instead))
         };
-        if restarts && !instead_restarts {
+        let to_bed = is_day(l.minutes) && goes_to_bed(&l.activity) && !goes_to_bed(instead);
+        if (restarts && !instead_restarts) || to_bed {
             l.activity = instead.to_string();
             changed += 1;
         }
@@ -131,11 +150,12 @@ pub fn sleep_in_plan(
     }
 }
 
-/// The lines of a plan change outside the waking day ([`is_day`]) at times the day plan
-/// sleeps through ([`asleep_in_plan`]) that are not sleep become "NAME goes to bed." (after a waking line) or "NAME is asleep.": the
-/// rewrite of a lonely Eddy Lin's plan at 11:15 pm put garbage over his plan's 11:30 pm "go
-/// to sleep" (SmolLM2-135M). In the day a change stands (a SmolLM2 plan starting at 11 am
-/// would otherwise have sent a resting John back to bed at 8:45 am). How many were changed.
+/// The lines of a plan change outside the waking day ([`is_day`]) at times the day plan sleeps
+/// through ([`asleep_in_plan`]) that are not sleep become "NAME goes to bed." (after a waking line)
+/// or "NAME is asleep.": the rewrite of a lonely Eddy Lin's plan at 11:15 pm put garbage over his
+/// plan's 11:30 pm "go to sleep" (SmolLM2-135M). In the day a change stands (a SmolLM2 plan
+/// starting at 11 am would otherwise have sent a resting John back to bed at 8:45 am). How many
+/// were changed.
 pub(super) fn keep_plans_sleep(name: &str, day_plan: &[PlanLine], lines: &mut [PlanLine]) -> usize {
     let mut changed = 0;
     let mut before_asleep = false;
@@ -315,7 +335,7 @@ mod tests {
             (1065, "Joey wakes up from his nap"),
         ]);
         let food = "See whether Monica has any food";
-        assert_eq!(no_restart(&mut five, food, true), 2);
+        assert_eq!(keep_awake(&mut five, food, true), 2);
         let acts: Vec<&str> = five.iter().map(|l| l.activity.as_str()).collect();
         assert_eq!(
             acts,
@@ -330,18 +350,47 @@ mod tests {
         // breakfast stays; when the hour itself would start the day again, the line stays.
         let morning = lines(&[(600, "Wake up"), (615, "Make breakfast")]);
         let mut ten = morning.clone();
-        assert_eq!(no_restart(&mut ten, "Go to Il Forno", true), 1);
+        assert_eq!(keep_awake(&mut ten, "Go to Il Forno", true), 1);
         assert_eq!(ten[0].activity, "Go to Il Forno");
         assert_eq!(ten[1].activity, "Make breakfast");
         let mut just_up = morning.clone();
-        assert_eq!(no_restart(&mut just_up, "Go to Il Forno", false), 0);
+        assert_eq!(keep_awake(&mut just_up, "Go to Il Forno", false), 0);
         let mut late = lines(&[(780, "Wake up")]);
-        assert_eq!(no_restart(&mut late, "Have a late breakfast", true), 0);
+        assert_eq!(keep_awake(&mut late, "Have a late breakfast", true), 0);
         let mut eight = lines(&[(480, "Wake up and get dressed")]);
         let breakfast = "Eat breakfast in the kitchen";
-        assert_eq!(no_restart(&mut eight, breakfast, true), 1);
+        assert_eq!(keep_awake(&mut eight, breakfast, true), 1);
         assert_eq!(eight[0].activity, breakfast);
         let mut woken = lines(&[(480, "Wake up")]);
-        assert_eq!(no_restart(&mut woken, "Wake up and get dressed", true), 0);
+        assert_eq!(keep_awake(&mut woken, "Wake up and get dressed", true), 0);
+        // In the waking day no line goes to bed, unless the hour does.
+        let tv = "Watch television in his apartment";
+        let mut six = lines(&[
+            (
+                1080,
+                "Joey Tribbiani starts the day by getting ready for bed.",
+            ),
+            (
+                1095,
+                "Joey Tribbiani takes a quick shower, then goes to bed.",
+            ),
+            (1110, "Joey Tribbiani makes the bed."),
+            (1125, "Joey Tribbiani takes a nap on the couch."),
+        ]);
+        assert_eq!(keep_awake(&mut six, tv, true), 2);
+        let acts: Vec<&str> = six.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                tv,
+                tv,
+                "Joey Tribbiani makes the bed.",
+                "Joey Tribbiani takes a nap on the couch."
+            ]
+        );
+        let mut bedtime = lines(&[(1260, "Joey Tribbiani goes to bed.")]);
+        assert_eq!(keep_awake(&mut bedtime, tv, true), 0);
+        let mut early = lines(&[(1230, "Get ready for bed")]);
+        assert_eq!(keep_awake(&mut early, "Go to bed early", true), 0);
     }
 }

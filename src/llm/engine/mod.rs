@@ -218,7 +218,7 @@ impl Engine {
     pub fn prompt_tokens(&self, prompt: &Prompt) -> Result<Vec<u32>> {
         match prompt {
             Prompt::Chat(messages) => {
-                let text = self.template.render(messages, true)?;
+                let text = self.template.render_reply(messages)?;
                 self.tokenizer.encode_prompt(&text, true)
             }
             Prompt::Text(text) => self.tokenizer.encode_prompt(text, true),
