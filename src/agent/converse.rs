@@ -244,8 +244,11 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
             say_base.push_str(&format!(" {who}: {t}"));
         }
         let question = if turns.is_empty() {
+            // "What does X say to Y to bring this up?" drew openers about nothing ("I was
+            // thinking about something we might talk about."); asked what X says about it,
+            // 0.717 of the lines were about something against 0.610 (BENCHMARKS.md).
             let ask = if topic.is_some() {
-                "to bring this up"
+                "about it"
             } else {
                 "to start the conversation"
             };
