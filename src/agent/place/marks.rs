@@ -67,10 +67,23 @@ pub fn named_places(
         .iter()
         .any(|w| has_phrase(&text, w));
     let toilet = has_phrase(&text, "toilet");
+    // An agent with no bedroom of their own sleeps in one nobody's name is on ("Spare
+    // bedroom"): Rachel Green, who has no home in the Friends world, went to bed in Monica's
+    // kitchen (a Friends day of session 31).
+    let first_name = me.split_whitespace().next().unwrap_or(&me);
+    let own_bedroom = world.locations.leaves().iter().any(|l| {
+        l.last().is_some_and(|part| {
+            let part = lower(part);
+            part == format!("{me}'s bedroom") || part == format!("{first_name}'s bedroom")
+        })
+    });
     let names_place = |place: &str| {
         let place = lower(place);
         let bare = place.strip_prefix("the ").unwrap_or(&place);
         if has_phrase(&text, bare) || (bare == "bathroom" && (washes || toilet)) {
+            return true;
+        }
+        if sleeps && !own_bedroom && bare.ends_with("bedroom") && !bare.contains("'s ") {
             return true;
         }
         let Some((owner, rest)) = bare.split_once("'s ") else {
@@ -309,6 +322,17 @@ mod tests {
             named_in(&world, "Joey Tribbiani", "go to bed", &[], None),
             ["Joey's apartment"]
         );
+        // With no bedroom of one's own, a bed is in a bedroom nobody's name is on.
+        let flat = vec!["Monica's apartment".to_string()];
+        assert_eq!(
+            named_in(&world, "Rachel Green", "Rachel Green goes to bed.", &[], None),
+            ["Monica's apartment"]
+        );
+        assert_eq!(
+            named_in(&world, "Rachel Green", "Rachel Green is asleep.", &flat, None),
+            ["Spare bedroom"]
+        );
+        assert!(named_in(&world, "Joey Tribbiani", "go to bed", &flat, None).is_empty());
     }
 
     #[test]
