@@ -156,6 +156,11 @@ fn feeling_sentence(me: &AgentState) -> String {
 /// Measured with `eval converse --repeat 3` on the conversations of a Lin and a Friends day:
 /// every memory as an option beat keeping to the memories that name the other, and no
 /// topic at all (BENCHMARKS.md).
+///
+/// Nor is going to talk with each other a topic ("Sheldon Cooper goes to Leonard's lab in
+/// Caltech to talk with Leonard Hofstadter", a lonely agent's remedy, or the memory of that
+/// plan change): brought up, it gave "Hey Leonard, I'm here to talk about something."
+/// (a Big Bang Theory day of session 32). If every option is such, they all stay.
 fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Vec<String> {
     let mut v = vec![
         format!("what {} is doing: {}", me.name, me.activity),
@@ -167,7 +172,27 @@ fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Ve
             v.push(m.to_string());
         }
     }
-    v
+    let about_something: Vec<String> = v
+        .iter()
+        .filter(|o| !to_talk_with(o, &other.name) && !to_talk_with(o, &me.name))
+        .cloned()
+        .collect();
+    if about_something.is_empty() {
+        v
+    } else {
+        about_something
+    }
+}
+
+/// Whether `text` is about going to talk with `other` ("... to talk with Leonard
+/// Hofstadter", "talk to Leonard").
+fn to_talk_with(text: &str, other: &str) -> bool {
+    let t = text.to_lowercase();
+    let full = other.to_lowercase();
+    let first = full.split_whitespace().next().unwrap_or(&full).to_string();
+    ["talk with", "talk to", "chat with", "speak with"]
+        .iter()
+        .any(|v| t.contains(&format!("{v} {first}")))
 }
 
 /// The question of which of the `options` the starter brings up, as a numbered list (the
@@ -407,6 +432,23 @@ mod tests {
         );
         let options = topic_options(&john, &eddy, &memories[..1]);
         assert_eq!(options.len(), 3);
+        // Going to talk with the other is no topic, unless nothing else is.
+        let mut lonely = john.clone();
+        lonely.activity = "John Lin goes to the Kitchen in the house to talk with Eddy Lin.".into();
+        let plan = "John Lin changed his plan to go to the kitchen to talk to Eddy".to_string();
+        let remedy_options = topic_options(&lonely, &eddy, &[plan.clone(), memories[0].clone()]);
+        assert_eq!(
+            remedy_options,
+            [
+                "what Eddy Lin is doing: Eddy Lin sets the table",
+                "John Lin takes real pleasure in helping people.",
+            ]
+        );
+        let mut both = eddy.clone();
+        both.activity = "Eddy Lin goes to talk with John Lin.".into();
+        let mut lonely_too = lonely.clone();
+        lonely_too.activity = "John Lin wants to chat with Eddy.".into();
+        assert_eq!(topic_options(&lonely_too, &both, &[]).len(), 2);
         let q = topic_question(&john, &eddy, &options);
         assert!(
             q.contains("\n1. what John Lin is doing: John Lin cooks dinner\n"),

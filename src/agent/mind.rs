@@ -307,19 +307,8 @@ impl<'a> Mind<'a> {
         question: &str,
         max_chars: usize,
     ) -> Option<String> {
-        let req = self.generate_request(
-            chat(system, question),
-            ConstraintSpec::line(max_chars).in_letters(self.letters),
-            max_chars / 2 + 16,
-        );
-        let r = self.port.run(vec![(purpose.to_string(), req)]).await;
-        let text = self.generated(purpose, r.into_iter().next().unwrap_or_else(missing))?;
-        let line = clean_line(&text);
-        if line.is_empty() {
-            None
-        } else {
-            Some(line)
-        }
+        self.line_of(purpose, chat(system, question), max_chars, Vec::new())
+            .await
     }
 
     /// A line of someone's words: as [`ask_line`](Self::ask_line), with the reply begun by
@@ -336,22 +325,31 @@ impl<'a> Mind<'a> {
             Message::user(question),
             Message::assistant("\""),
         ]);
+        let stop = vec!["\"".into(), "\u{201d}".into()];
+        self.line_of(purpose, prompt, max_chars, stop).await
+    }
+
+    /// The cleaned line generated for `prompt` under a one-line constraint, stopped before
+    /// any of `stop`.
+    async fn line_of(
+        &self,
+        purpose: &str,
+        prompt: Prompt,
+        max_chars: usize,
+        stop: Vec<String>,
+    ) -> Option<String> {
         let mut req = self.generate_request(
             prompt,
             ConstraintSpec::line(max_chars).in_letters(self.letters),
             max_chars / 2 + 16,
         );
         if let Request::Generate(g) = &mut req {
-            g.stop = vec!["\"".into(), "\u{201d}".into()];
+            g.stop = stop;
         }
         let r = self.port.run(vec![(purpose.to_string(), req)]).await;
         let text = self.generated(purpose, r.into_iter().next().unwrap_or_else(missing))?;
         let line = clean_line(&text);
-        if line.is_empty() {
-            None
-        } else {
-            Some(line)
-        }
+        (!line.is_empty()).then_some(line)
     }
 
     /// A plan written under `times`; the well-formed lines parsed back (possibly fewer than

@@ -67,9 +67,11 @@ pub fn named_places(
         .iter()
         .any(|w| has_phrase(&text, w));
     let toilet = has_phrase(&text, "toilet");
-    // An agent with no bedroom of their own sleeps in one nobody's name is on ("Spare
+    // An agent with no bedroom of their own goes to bed in one nobody's name is on ("Spare
     // bedroom"): Rachel Green, who has no home in the Friends world, went to bed in Monica's
-    // kitchen (a Friends day of session 31).
+    // kitchen (a Friends day of session 31). One who is asleep already stays (Rachel starts
+    // the day asleep in the bridal suite).
+    let to_bed = has_phrase(&text, "bed") || has_phrase(&text, "sleep");
     let first_name = me.split_whitespace().next().unwrap_or(&me);
     let own_bedroom = world.locations.leaves().iter().any(|l| {
         l.last().is_some_and(|part| {
@@ -83,7 +85,7 @@ pub fn named_places(
         if has_phrase(&text, bare) || (bare == "bathroom" && (washes || toilet)) {
             return true;
         }
-        if sleeps && !own_bedroom && bare.ends_with("bedroom") && !bare.contains("'s ") {
+        if to_bed && !own_bedroom && bare.ends_with("bedroom") && !bare.contains("'s ") {
             return true;
         }
         let Some((owner, rest)) = bare.split_once("'s ") else {
@@ -325,13 +327,20 @@ mod tests {
         // With no bedroom of one's own, a bed is in a bedroom nobody's name is on.
         let flat = vec!["Monica's apartment".to_string()];
         assert_eq!(
-            named_in(&world, "Rachel Green", "Rachel Green goes to bed.", &[], None),
+            named_in(
+                &world,
+                "Rachel Green",
+                "Rachel Green goes to bed.",
+                &[],
+                None
+            ),
             ["Monica's apartment"]
         );
         assert_eq!(
-            named_in(&world, "Rachel Green", "Rachel Green is asleep.", &flat, None),
+            named_in(&world, "Rachel Green", "Rachel goes to sleep.", &flat, None),
             ["Spare bedroom"]
         );
+        assert!(named_in(&world, "Rachel Green", "Rachel Green is asleep.", &[], None).is_empty());
         assert!(named_in(&world, "Joey Tribbiani", "go to bed", &flat, None).is_empty());
     }
 
