@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::llm::constrain::PlanTimes;
-use crate::world::{clock, AgentSpec, World};
+use crate::world::{clock, display_path, AgentSpec, World};
 
 use super::mind::Mind;
 use super::state::{line_at, plan_text, AgentState, PlanLine};
@@ -65,10 +65,11 @@ pub async fn day_plan(
             max_lines: DAY_PLAN_LINES.1,
         }
     };
-    let (lines, text) = mind
+    let (mut lines, text) = mind
         .ask_plan("day_plan", system, &q, times, ACTIVITY_CHARS)
         .await;
     if lines.len() >= DAY_PLAN_LINES.0 {
+        by_building(world, &mut lines);
         return lines;
     }
     mind.fallback(
@@ -107,6 +108,32 @@ pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
     out
 }
 
+/// Names each place path of the world in `lines` by its building: the model copies the
+/// context's "Joey Tribbiani is at Central Perk/Counter." into its plans ("Joey Tribbiani
+/// enters Central Perk/Counter.", "Arrive at Oak Hill College/Library": 14 activities in the
+/// runs of sessions 28–32), which become "enters Central Perk." and "Arrive at Oak Hill
+/// College" (the walk to a place picks the room).
+fn by_building(world: &World, lines: &mut [PlanLine]) {
+    let mut paths: Vec<Vec<String>> = Vec::new();
+    for leaf in world.locations.leaves() {
+        for depth in 2..=leaf.len() {
+            if !paths.iter().any(|p| p[..] == leaf[..depth]) {
+                paths.push(leaf[..depth].to_vec());
+            }
+        }
+    }
+    // The longest first, so that "A/B/C" is not left as "A/C" after "A/B".
+    paths.sort_by_key(|p| std::cmp::Reverse(display_path(p).len()));
+    for l in lines.iter_mut() {
+        for p in &paths {
+            let path = display_path(p);
+            if l.activity.contains(&path) {
+                l.activity = l.activity.replace(&path, &p[0]);
+            }
+        }
+    }
+}
+
 /// The hour starts of the day.
 pub fn hours(world: &World) -> Vec<u32> {
     (world.day_start..world.day_end).step_by(60).collect()
@@ -137,6 +164,7 @@ pub async fn hourly_plan(
         )
         .await;
     let mut lines = fill_fixed("hourly_plan", mind, &times, lines, &text, &outline);
+    by_building(world, &mut lines);
     // An hour the day plan sleeps through stays the day plan's ("go to bed", "asleep").
     for (l, o) in lines.iter_mut().zip(&outline) {
         let hour_end = l.minutes + 60 - world.step_minutes;
@@ -372,6 +400,7 @@ async fn new_quarter_plan(
         .await;
     let outline = [PlanLine::new(mind.minutes, hour)];
     let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
+    by_building(world, &mut lines);
     sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
     if !was_asleep {
         let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
@@ -404,6 +433,32 @@ pub use sleep::{
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_place_path_in_a_plan_is_named_by_its_building() {
+        let world = World::parse(
+            include_str!("../../../worlds/friends.toml"),
+            std::path::Path::new("worlds/friends.toml"),
+        )
+        .expect("the bundled world parses");
+        let mut lines = vec![
+            PlanLine::new(1260, "Joey Tribbiani enters Central Perk/Counter."),
+            PlanLine::new(1275, "sits at a table in Central Perk/Couch and waits"),
+            PlanLine::new(1290, "goes to Monica's apartment/Monica's bedroom"),
+            PlanLine::new(1305, "reads the menu and/or orders a coffee"),
+        ];
+        by_building(&world, &mut lines);
+        let acts: Vec<&str> = lines.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "Joey Tribbiani enters Central Perk.",
+                "sits at a table in Central Perk and waits",
+                "goes to Monica's apartment",
+                "reads the menu and/or orders a coffee",
+            ]
+        );
+    }
 
     #[test]
     fn an_hourly_line_about_none_of_the_day_plans_lines_takes_the_plans() {
