@@ -211,12 +211,18 @@ impl ChatTemplate {
     /// prefill the model continues) rather than a finished turn.
     pub fn render_reply(&self, messages: &[Message]) -> Result<String> {
         match messages.split_last() {
-            Some((last, earlier)) if last.role == "assistant" => {
+            Some((last, earlier)) if begins_reply(messages) => {
                 Ok(self.render(earlier, true)? + &last.content)
             }
             _ => self.render(messages, true),
         }
     }
+}
+
+/// Whether `messages` end with the assistant's message: the beginning of the reply the
+/// model continues (a prefill), not a finished turn.
+pub fn begins_reply(messages: &[Message]) -> bool {
+    messages.last().is_some_and(|m| m.role == "assistant")
 }
 
 #[cfg(test)]

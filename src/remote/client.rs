@@ -24,7 +24,7 @@ use crate::llm::inference::Inference;
 use crate::llm::request::{
     ChooseRequest, FinishReason, GenerateRequest, Generation, Prompt, Request, Response,
 };
-use crate::llm::template::Message;
+use crate::llm::template::{begins_reply, Message};
 use crate::llm::tokenizer::Tokenizer;
 
 /// The client of one server, with what was detected about it.
@@ -386,7 +386,7 @@ impl RemoteClient {
         let (path, chat) = match &g.prompt {
             // A reply begun by the caller (a last assistant message) goes as the text the
             // model sees: chat endpoints differ in whether they continue it or start anew.
-            Prompt::Chat(m) if m.last().is_some_and(|l| l.role == "assistant") => {
+            Prompt::Chat(m) if begins_reply(m) => {
                 let text = self
                     .local
                     .prompt_text(&g.prompt)
