@@ -240,11 +240,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn agent() -> AgentState {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         AgentState::from_spec(&world.agents[0], false)
     }
 

@@ -399,11 +399,7 @@ mod tests {
     use super::*;
 
     fn lin() -> (AgentState, AgentState) {
-        let world = crate::world::World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         let mut john = AgentState::from_spec(&world.agents[0], false);
         let mut eddy = AgentState::from_spec(&world.agents[1], false);
         john.activity = "John Lin cooks dinner".into();

@@ -193,11 +193,7 @@ mod tests {
     use crate::world::Needs;
 
     fn state() -> AgentState {
-        let world = crate::world::World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         let mut s = AgentState::from_spec(&world.agents[0], false);
         s.needs = Needs::default();
         s.emotion = Emotion::Neutral;

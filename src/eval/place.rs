@@ -368,11 +368,7 @@ mod tests {
     use super::*;
 
     fn world() -> World {
-        World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses")
+        crate::world::bundled("lin-family.toml")
     }
 
     fn item(from: &str, places: &[&str]) -> PlaceItem {

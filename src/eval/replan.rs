@@ -321,11 +321,7 @@ mod tests {
     use super::*;
 
     fn lin() -> World {
-        World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses")
+        crate::world::bundled("lin-family.toml")
     }
 
     fn read(text: &str) -> Result<Vec<ReplanItem>> {

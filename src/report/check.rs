@@ -239,11 +239,7 @@ mod tests {
     /// (`"text": null`) and the `world` tree.
     #[test]
     fn the_originals_state_files_are_read_and_pass() {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            Path::new("worlds/lin-family.toml"),
-        )
-        .unwrap();
+        let world = crate::world::bundled("lin-family.toml");
         let agents: Vec<serde_json::Value> = world
             .agents
             .iter()

@@ -90,11 +90,7 @@ mod tests {
 
     #[test]
     fn the_best_place_and_those_near_it_fit() {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         let mut e = Axes;
         let fit = PlaceFit::new(&world, &mut e).expect("embedded");
         let kitchen = fit

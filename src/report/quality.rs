@@ -381,11 +381,7 @@ mod tests {
 
     #[test]
     fn a_step_follows_the_place_its_plan_line_names() {
-        let world = World::parse(
-            include_str!("../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         let plan = [
             PlanLine::new(720, "eat lunch at Hobbs Cafe"),
             PlanLine::new(780, "unpack deliveries in the storage room"),

@@ -192,6 +192,36 @@ impl LocationTree {
         prefix.pop();
     }
 
+    /// `text` with each path of a place inside a building (`"Central Perk/Counter"`) named by
+    /// its building (`"Central Perk"`), the longest paths first so that `"A/B/C"` is not left
+    /// as `"A/C"`. The model copies the context's paths into its plans; the walk to a place
+    /// picks the room.
+    pub fn by_building(&self, text: &str) -> String {
+        let mut paths: Vec<(String, &str)> = Vec::new();
+        for &r in &self.roots {
+            let root = self.nodes[r].name.as_str();
+            let mut stack: Vec<(usize, String)> = self.nodes[r]
+                .children
+                .iter()
+                .map(|&c| (c, format!("{root}/{}", self.nodes[c].name)))
+                .collect();
+            while let Some((i, path)) = stack.pop() {
+                for &c in &self.nodes[i].children {
+                    stack.push((c, format!("{path}/{}", self.nodes[c].name)));
+                }
+                paths.push((path, root));
+            }
+        }
+        paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        let mut out = text.to_string();
+        for (path, root) in paths {
+            if out.contains(&path) {
+                out = out.replace(&path, root);
+            }
+        }
+        out
+    }
+
     /// Number of places (every node, leaves and the places that contain them).
     pub fn len(&self) -> usize {
         self.nodes.len()
@@ -229,6 +259,24 @@ mod tests {
             "House".to_string(),
         ])
         .unwrap()
+    }
+
+    #[test]
+    fn a_path_inside_a_building_is_named_by_the_building() {
+        let tree = LocationTree::new(&[
+            "College/Library/Stacks".to_string(),
+            "College/Library".to_string(),
+            "College/Hall".to_string(),
+            "Park".to_string(),
+        ])
+        .unwrap();
+        assert_eq!(
+            tree.by_building(
+                "reads in College/Library/Stacks, then College/Hall and the Park/Bench"
+            ),
+            "reads in College, then College and the Park/Bench"
+        );
+        assert_eq!(tree.by_building("goes to College"), "goes to College");
     }
 
     #[test]

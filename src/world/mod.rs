@@ -114,6 +114,14 @@ impl AgentSpec {
     }
 }
 
+/// A bundled world by file name (`"lin-family.toml"`), parsed, for unit tests.
+#[cfg(test)]
+pub(crate) fn bundled(file: &str) -> World {
+    let path = format!("{}/worlds/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("a bundled world is readable");
+    World::parse(&text, std::path::Path::new(&path)).expect("the bundled world parses")
+}
+
 impl World {
     /// Reads and checks a world file.
     pub fn load(path: &Path) -> Result<World, WorldError> {

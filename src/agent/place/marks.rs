@@ -207,16 +207,10 @@ pub fn current_option(location: &[String], path: &[String], options: &[&str]) ->
 #[cfg(test)]
 mod tests {
     use super::super::options;
-    use std::path::Path;
 
     use super::super::tests::lin;
     use super::*;
-
-    /// A bundled world by file name.
-    fn bundled(file: &str) -> World {
-        let path = format!("{}/worlds/{file}", env!("CARGO_MANIFEST_DIR"));
-        World::parse(&std::fs::read_to_string(&path).unwrap(), Path::new(&path)).unwrap()
-    }
+    use crate::world::bundled;
 
     /// The options under `parent` that `activity` names for `agent`, by name.
     fn named_in(

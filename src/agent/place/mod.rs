@@ -353,11 +353,7 @@ mod tests {
 
     /// The bundled Lin family world.
     pub(super) fn lin() -> World {
-        World::parse(
-            include_str!("../../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses")
+        crate::world::bundled("lin-family.toml")
     }
 
     #[test]

@@ -39,11 +39,7 @@ mod tests {
     use crate::world::World;
 
     fn lin() -> World {
-        World::parse(
-            include_str!("../../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses")
+        crate::world::bundled("lin-family.toml")
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::remedy::{pick_remedy, remedies, remedy_lines, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, keep_plans_sleep, rest_instead_of_sleep,
 };
-use super::{fill_fixed, quarter_slots, ACTIVITY_CHARS};
+use super::{by_building, fill_fixed, quarter_slots, ACTIVITY_CHARS};
 
 /// A need at or below this level is urgent: a plan change is asked to meet it.
 pub const URGENT_NEED: u8 = 1;
@@ -120,7 +120,8 @@ pub async fn maybe_change_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    let lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    let mut lines = fill_fixed("replan", mind, &times, lines, &text, &upcoming);
+    by_building(world, &mut lines);
     let lines = stay_asleep(mind, state, lines, &text);
     Some(PlanChange {
         suggestion,
@@ -308,11 +309,7 @@ mod tests {
     use super::*;
 
     fn state() -> AgentState {
-        let world = World::parse(
-            include_str!("../../../worlds/lin-family.toml"),
-            std::path::Path::new("worlds/lin-family.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("lin-family.toml");
         let mut s = AgentState::from_spec(&world.agents[0], false);
         s.hourly_plan = (6..24).map(|h| PlanLine::new(h * 60, "work")).collect();
         s.quarter_plan = (0..4)

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::llm::constrain::PlanTimes;
-use crate::world::{clock, display_path, AgentSpec, World};
+use crate::world::{clock, AgentSpec, World};
 
 use super::mind::Mind;
 use super::state::{line_at, plan_text, AgentState, PlanLine};
@@ -108,29 +108,13 @@ pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
     out
 }
 
-/// Names each place path of the world in `lines` by its building: the model copies the
-/// context's "Joey Tribbiani is at Central Perk/Counter." into its plans ("Joey Tribbiani
-/// enters Central Perk/Counter.", "Arrive at Oak Hill College/Library": 14 activities in the
-/// runs of sessions 28–32), which become "enters Central Perk." and "Arrive at Oak Hill
-/// College" (the walk to a place picks the room).
+/// Names each place path of the world in `lines` by its building (`LocationTree::by_building`):
+/// the model copies the context's "Joey Tribbiani is at Central Perk/Counter." into its plans
+/// ("Joey Tribbiani enters Central Perk/Counter.", "Arrive at Oak Hill College/Library": 14
+/// activities in the runs of sessions 28–32).
 fn by_building(world: &World, lines: &mut [PlanLine]) {
-    let mut paths: Vec<Vec<String>> = Vec::new();
-    for leaf in world.locations.leaves() {
-        for depth in 2..=leaf.len() {
-            if !paths.iter().any(|p| p[..] == leaf[..depth]) {
-                paths.push(leaf[..depth].to_vec());
-            }
-        }
-    }
-    // The longest first, so that "A/B/C" is not left as "A/C" after "A/B".
-    paths.sort_by_key(|p| std::cmp::Reverse(display_path(p).len()));
     for l in lines.iter_mut() {
-        for p in &paths {
-            let path = display_path(p);
-            if l.activity.contains(&path) {
-                l.activity = l.activity.replace(&path, &p[0]);
-            }
-        }
+        l.activity = world.locations.by_building(&l.activity);
     }
 }
 
@@ -436,11 +420,7 @@ mod tests {
 
     #[test]
     fn a_place_path_in_a_plan_is_named_by_its_building() {
-        let world = World::parse(
-            include_str!("../../../worlds/friends.toml"),
-            std::path::Path::new("worlds/friends.toml"),
-        )
-        .expect("the bundled world parses");
+        let world = crate::world::bundled("friends.toml");
         let mut lines = vec![
             PlanLine::new(1260, "Joey Tribbiani enters Central Perk/Counter."),
             PlanLine::new(1275, "sits at a table in Central Perk/Couch and waits"),

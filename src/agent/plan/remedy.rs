@@ -195,11 +195,7 @@ mod tests {
     use crate::world::World;
 
     fn bbt() -> World {
-        World::parse(
-            include_str!("../../../worlds/big-bang-theory.toml"),
-            std::path::Path::new("worlds/big-bang-theory.toml"),
-        )
-        .expect("the bundled world parses")
+        crate::world::bundled("big-bang-theory.toml")
     }
 
     fn at(name: &str, place: &str, activity: &str) -> Whereabouts {
