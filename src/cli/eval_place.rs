@@ -43,6 +43,11 @@ pub struct PlaceArgs {
     /// instead: no chat model is loaded.
     #[arg(long)]
     pub checker: bool,
+    /// Keep the model's answers in this file: read them when it holds the answers to these
+    /// questions of this model (no model is then loaded), else ask and write them. The walk's
+    /// rules and weights can then be tuned in seconds. One `--prompt` only.
+    #[arg(long)]
+    pub answers: Option<PathBuf>,
     #[command(flatten)]
     pub set: LabelledArgs,
 }
@@ -50,6 +55,7 @@ pub struct PlaceArgs {
 pub fn place(a: PlaceArgs) -> Result<()> {
     use humanoid::agent::place::PlaceWeights;
     use humanoid::eval::place::{self, PlaceReport};
+    use humanoid::eval::place_kept;
     use humanoid::world::World;
     let world_path = a.set.world_path();
     let world = World::load(&world_path)?;
@@ -94,32 +100,54 @@ pub fn place(a: PlaceArgs) -> Result<()> {
             w.prior, w.sharpness, w.stay_ratio, w.others_room, w.named, w.building_stay
         );
     }
-    let (resolved, mut engine) = a.set.model.load()?;
-    let mut embedder = humanoid::embed::Embedder::load_default(true)
-        .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
+    if a.answers.is_some() && a.prompt.len() > 1 {
+        bail!("--answers keeps the answers of one --prompt; name one");
+    }
+    let resolved = super::resolve_model(a.set.model.model.as_deref())?;
     let model = resolved
         .path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut loaded = None;
     let mut reports = Vec::new();
     for &prompt in &a.prompt {
-        let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "placing ({prompt}) {{pos}}/{{len}} activities {{bar:30}} {{eta}}"
-            ))
-            .expect("a valid template"),
-        );
-        let answers = place::ask_items(
-            &mut engine,
-            Some(&mut embedder),
-            &world,
-            &items,
-            prompt,
-            a.set.batch,
-            &mut |n| bar.set_position(n as u64),
-        )?;
-        bar.finish_and_clear();
+        let kept = match &a.answers {
+            Some(path) => place_kept::read(path, &model, &world, &items, prompt)?,
+            None => None,
+        };
+        let answers = match kept {
+            Some(answers) => answers,
+            None => {
+                if loaded.is_none() {
+                    let (_, engine) = a.set.model.load()?;
+                    let embedder = humanoid::embed::Embedder::load_default(true)
+                        .map_err(|e| anyhow::anyhow!("loading the embedding model: {e}"))?;
+                    loaded = Some((engine, embedder));
+                }
+                let (engine, embedder) = loaded.as_mut().expect("loaded above");
+                let bar = indicatif::ProgressBar::new(items.len() as u64).with_style(
+                    indicatif::ProgressStyle::with_template(&format!(
+                        "placing ({prompt}) {{pos}}/{{len}} activities {{bar:30}} {{eta}}"
+                    ))
+                    .expect("a valid template"),
+                );
+                let answers = place::ask_items(
+                    engine,
+                    Some(embedder),
+                    &world,
+                    &items,
+                    prompt,
+                    a.set.batch,
+                    &mut |n| bar.set_position(n as u64),
+                )?;
+                bar.finish_and_clear();
+                if let Some(path) = &a.answers {
+                    place_kept::write(path, &model, &world, &items, prompt, &answers)?;
+                }
+                answers
+            }
+        };
         reports.push(PlaceReport {
             model: model.clone(),
             prompt,

@@ -47,6 +47,7 @@ pub mod judge;
 pub mod labels;
 pub mod place;
 pub mod place_check;
+pub mod place_kept;
 pub mod replan;
 pub mod run_dir;
 pub mod score;

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{EvalError, Result};
 use crate::agent::context::placeless_prompt;
@@ -159,12 +159,31 @@ pub fn choice_points(world: &World) -> Vec<Vec<String>> {
 }
 
 /// The model's answer and the similarities at each choice point of one item.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Answers {
     /// Option probabilities per choice point (`None`: the question failed).
+    #[serde(with = "super::place_kept::pairs")]
     pub model: BTreeMap<Vec<String>, Option<Vec<f32>>>,
     /// Cosine of the activity and each option's description (`None` without an embedder).
+    #[serde(with = "super::place_kept::pairs")]
     pub similarities: BTreeMap<Vec<String>, Option<Vec<f32>>>,
+}
+
+/// The walk's questions about `item`, one per choice point of `points`, as a run asks them.
+pub fn item_requests(
+    world: &World,
+    item: &PlaceItem,
+    points: &[Vec<String>],
+    prompt: PlacePrompt,
+) -> Vec<Request> {
+    let spec = &world.agents[item.agent];
+    let mut state = AgentState::from_spec(spec, false);
+    state.location = item.from.clone();
+    let system = placeless_prompt(spec, &state, world.start_date, item.minutes);
+    points
+        .iter()
+        .map(|p| place_request(&system, prompt, world, &spec.name, &item.activity, p))
+        .collect()
 }
 
 /// Asks every item's questions at every choice point (put as `prompt` says), `batch` items
@@ -206,20 +225,7 @@ pub fn ask_items(
     for chunk in items.chunks(batch.max(1)) {
         let mut requests: Vec<Request> = Vec::new();
         for item in chunk {
-            let spec = &world.agents[item.agent];
-            let mut state = AgentState::from_spec(spec, false);
-            state.location = item.from.clone();
-            let system = placeless_prompt(spec, &state, world.start_date, item.minutes);
-            for p in &points {
-                requests.push(place_request(
-                    &system,
-                    prompt,
-                    world,
-                    &spec.name,
-                    &item.activity,
-                    p,
-                ));
-            }
+            requests.extend(item_requests(world, item, &points, prompt));
         }
         let mut results = engine.run(requests, &mut |_| {}).into_iter();
         let activities: Vec<&str> = chunk.iter().map(|i| i.activity.as_str()).collect();

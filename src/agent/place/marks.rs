@@ -57,21 +57,34 @@ pub fn named_places(
 ) -> Vec<bool> {
     let text = lower(activity);
     let me = name.to_lowercase();
-    // "go to bed", "take a nap": the agent's own bedroom.
-    let sleeps = ["bed", "sleep", "sleeping", "asleep", "nap", "napping"]
-        .iter()
-        .any(|w| has_phrase(&text, w));
+    // "go to bed", "take a nap": the agent's own bedroom; not "make up the spare bed" (the
+    // bed of a room the world names, which names that room).
+    let mut beds_left = text.clone();
+    for leaf in world.locations.leaves() {
+        let room = leaf.last().map(|r| lower(r)).unwrap_or_default();
+        if let Some(stem) = room.strip_suffix(" bedroom").filter(|s| !s.is_empty()) {
+            beds_left = beds_left.replace(&format!("{stem} bed"), &room);
+        }
+    }
+    let sleeps = [
+        "bed", "sleep", "sleeping", "asleep", "nap", "napping", "turn in", "turns in",
+    ]
+    .iter()
+    .any(|w| has_phrase(&beds_left, w));
     // "take a shower", "brush his teeth": a bathroom, and one at home if the agent's building
     // has none; "go to the bathroom", "use the toilet": the one where the agent is.
     let washes = ["shower", "bath", "bathe", "teeth"]
         .iter()
         .any(|w| has_phrase(&text, w));
     let toilet = has_phrase(&text, "toilet");
-    // An agent with no bedroom of their own goes to bed in one nobody's name is on ("Spare
-    // bedroom"): Rachel Green, who has no home in the Friends world, went to bed in Monica's
-    // kitchen (a Friends day of session 31). One who is asleep already stays (Rachel starts
-    // the day asleep in the bridal suite).
-    let to_bed = has_phrase(&text, "bed") || has_phrase(&text, "sleep");
+    // An agent with no bedroom of their own goes to bed where the world starts them (Rachel
+    // Green wakes in the wedding hall's bridal suite; she went to bed in Monica's kitchen in a
+    // Friends day of session 31, and in Monica's spare bedroom, a bedroom nobody's name is on,
+    // after session 32's rule, where the labels have her in the suite). One who is asleep
+    // already stays.
+    let to_bed = ["bed", "sleep", "turn in", "turns in"]
+        .iter()
+        .any(|w| has_phrase(&beds_left, w));
     let first_name = me.split_whitespace().next().unwrap_or(&me);
     let own_bedroom = world.locations.leaves().iter().any(|l| {
         l.last().is_some_and(|part| {
@@ -82,21 +95,18 @@ pub fn named_places(
     let names_place = |place: &str| {
         let place = lower(place);
         let bare = place.strip_prefix("the ").unwrap_or(&place);
-        if has_phrase(&text, bare) || (bare == "bathroom" && (washes || toilet)) {
-            return true;
-        }
-        if to_bed && !own_bedroom && bare.ends_with("bedroom") && !bare.contains("'s ") {
+        if says_room(&text, bare) || (bare == "bathroom" && (washes || toilet)) {
             return true;
         }
         let Some((owner, rest)) = bare.split_once("'s ") else {
             return false;
         };
         let first = owner.split_whitespace().next().unwrap_or(owner);
-        has_phrase(&text, &format!("{first}'s {rest}"))
+        says_room(&text, &format!("{first}'s {rest}"))
             || ((owner == me || Some(owner) == me.split_whitespace().next())
                 && (["his", "her", "their", "my", "own"]
                     .iter()
-                    .any(|p| has_phrase(&text, &format!("{p} {rest}")))
+                    .any(|p| says_room(&text, &format!("{p} {rest}")))
                     || (rest == "bedroom" && sleeps)))
     };
     let home = world
@@ -104,6 +114,13 @@ pub fn named_places(
         .iter()
         .find(|a| a.name == name)
         .and_then(|a| a.home());
+    let start = world
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| a.location.as_slice());
+    let bed_at_start =
+        |o: &str| to_bed && !own_bedroom && start.is_some_and(|s| s.starts_with(&child(parent, o)));
     let is_home = |o: &str| {
         let p = child(parent, o);
         home.is_some_and(|h| h.starts_with(&p) || p.starts_with(h))
@@ -137,17 +154,46 @@ pub fn named_places(
         (part != "bathroom" || washes)
             && current.is_some_and(|c| held.get(c).is_some_and(|h| !h.contains(part)))
     };
-    options
+    // A building by its last word after "to the", "at the" or "in the" ("head to the
+    // college": Oak Hill College; "at the pharmacy": The Willows Market and Pharmacy; not
+    // "cross the hall"), where no other option ends in that word.
+    let heads: Vec<Option<String>> = options
+        .iter()
+        .map(|o| {
+            let o = lower(o);
+            let mut words = o.split_whitespace();
+            let last = words.next_back()?;
+            words.next()?;
+            Some(last.to_string())
+        })
+        .collect();
+    let by_head = |i: usize| {
+        heads[i].as_ref().is_some_and(|h| {
+            heads.iter().filter(|x| x.as_ref() == Some(h)).count() == 1
+                && ["to", "at", "in", "into", "inside"]
+                    .iter()
+                    .any(|p| has_phrase(&text, &format!("{p} the {h}")))
+        })
+    };
+    let marks: Vec<bool> = options
         .iter()
         .zip(held.iter().zip(&named))
-        .map(|(o, (held, named))| {
+        .enumerate()
+        .map(|(i, (o, (held, named)))| {
             (says_home && is_home(o))
+                || (parent.is_empty() && by_head(i))
                 || names_place(o)
                 || named.iter().any(|part| !shared(part))
                 || names_by_owner(&text, o, held)
                 || (is_home(o) && named.iter().any(|part| lacked(part)))
         })
-        .collect()
+        .collect();
+    // The starting place is a bed's default: a place the activity names comes first ("goes
+    // to sleep in the spare room").
+    if marks.contains(&true) {
+        return marks;
+    }
+    options.iter().map(|o| bed_at_start(o)).collect()
 }
 
 /// Lowercase, with typographic apostrophes as plain ones ("Monica’s" and "monica's" match).
@@ -174,6 +220,20 @@ fn names_by_owner(text: &str, option: &str, held: &BTreeSet<String>) -> bool {
     bare || held.iter().any(|part| {
         let part = part.strip_prefix("the ").unwrap_or(part);
         has_phrase(text, &format!("{possessive} {part}"))
+    })
+}
+
+/// Whether `text` names the room `room` (lowercased): its name as whole words, and a
+/// bedroom with a word before it also by its room or its bed ("Spare bedroom": "the spare
+/// room", "the spare bed"; "Joey's bedroom": "Joey's room").
+fn says_room(text: &str, room: &str) -> bool {
+    if has_phrase(text, room) {
+        return true;
+    }
+    room.strip_suffix(" bedroom").is_some_and(|stem| {
+        !stem.is_empty()
+            && (has_phrase(text, &format!("{stem} room"))
+                || has_phrase(text, &format!("{stem} bed")))
     })
 }
 
@@ -288,6 +348,24 @@ mod tests {
     }
 
     #[test]
+    fn a_building_is_named_by_its_last_word_after_the() {
+        let lin = lin();
+        let named = |agent: &str, activity: &str| named_in(&lin, agent, activity, &[], None);
+        assert_eq!(
+            named("Eddy Lin", "head to the college for the lecture"),
+            ["Oak Hill College"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "drop in on his father at the pharmacy"),
+            ["The Willows Market and Pharmacy"]
+        );
+        assert!(named("Eddy Lin", "apply to a college abroad").is_empty());
+        let friends = bundled("friends.toml");
+        // Two apartments: "the apartment" says which room, not which building.
+        assert!(named_in(&friends, "Joey Tribbiani", "leave the apartment", &[], None).is_empty());
+    }
+
+    #[test]
     fn a_room_that_several_buildings_have_names_none_of_them() {
         let world = bundled("friends.toml");
         let top = options(&world, &[]);
@@ -318,8 +396,13 @@ mod tests {
             named_in(&world, "Joey Tribbiani", "go to bed", &[], None),
             ["Joey's apartment"]
         );
-        // With no bedroom of one's own, a bed is in a bedroom nobody's name is on.
+        assert_eq!(
+            named_in(&world, "Monica Geller", "turn in for the night", &[], None),
+            ["Monica's apartment"]
+        );
+        // With no bedroom of one's own, a bed is where the world starts the agent.
         let flat = vec!["Monica's apartment".to_string()];
+        let hall = vec!["Long Island wedding hall".to_string()];
         assert_eq!(
             named_in(
                 &world,
@@ -328,11 +411,36 @@ mod tests {
                 &[],
                 None
             ),
+            ["Long Island wedding hall"]
+        );
+        assert_eq!(
+            named_in(
+                &world,
+                "Rachel Green",
+                "Rachel turns in for the night.",
+                &hall,
+                None
+            ),
+            ["Bridal suite"]
+        );
+        assert!(named_in(&world, "Rachel Green", "Rachel goes to sleep.", &flat, None).is_empty());
+        assert_eq!(
+            named_in(&world, "Rachel Green", "sleep in the spare room", &[], None),
             ["Monica's apartment"]
         );
         assert_eq!(
-            named_in(&world, "Rachel Green", "Rachel goes to sleep.", &flat, None),
+            named_in(
+                &world,
+                "Monica Geller",
+                "make up the spare bed",
+                &flat,
+                None
+            ),
             ["Spare bedroom"]
+        );
+        assert_eq!(
+            named_in(&world, "Monica Geller", "tidy Joey's room", &[], None),
+            ["Joey's apartment"]
         );
         assert!(named_in(&world, "Rachel Green", "Rachel Green is asleep.", &[], None).is_empty());
         assert!(named_in(&world, "Joey Tribbiani", "go to bed", &flat, None).is_empty());

@@ -16,9 +16,17 @@ pub const DAY_FROM_HOUR: u32 = 8;
 pub fn is_sleep(activity: &str) -> bool {
     let a = activity.to_lowercase();
     !a.contains("nap")
-        && ["sleep", "go to bed", "goes to bed", "asleep", "bedtime"]
-            .iter()
-            .any(|w| a.contains(w))
+        && [
+            "sleep",
+            "go to bed",
+            "goes to bed",
+            "asleep",
+            "bedtime",
+            "turn in for the night",
+            "turns in for the night",
+        ]
+        .iter()
+        .any(|w| a.contains(w))
 }
 
 /// From this hour an agent who is awake does not start the day again.
@@ -217,6 +225,7 @@ mod tests {
         let nap = "Eddy Lin should take a short nap on the sofa.";
         assert_eq!(rest_instead_of_sleep("Eddy Lin", nap, 15 * 60), None);
         assert!(is_sleep("Go to bed.") && is_sleep("sleep in his bedroom"));
+        assert!(is_sleep("Monica turns in for the night.") && !is_sleep("turn in the essay"));
         assert!(!is_sleep("take a nap on the sofa") && !is_sleep("make the bed"));
     }
 
