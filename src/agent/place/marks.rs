@@ -360,6 +360,15 @@ mod tests {
             ["The Willows Market and Pharmacy"]
         );
         assert!(named("Eddy Lin", "apply to a college abroad").is_empty());
+        // A remedy's words (`remedy::place_phrase`) name the building and the room.
+        let remedy =
+            "John Lin goes to the living room in Lin family's house to talk with Eddy Lin.";
+        assert_eq!(named("John Lin", remedy), ["Lin family's house"]);
+        let house = vec!["Lin family's house".to_string()];
+        assert_eq!(
+            named_in(&lin, "John Lin", remedy, &house, None),
+            ["Living room"]
+        );
         let friends = bundled("friends.toml");
         // Two apartments: "the apartment" says which room, not which building.
         assert!(named_in(&friends, "Joey Tribbiani", "leave the apartment", &[], None).is_empty());

@@ -115,9 +115,27 @@ pub fn remedies(
     out
 }
 
-/// A leaf's path as words the walk recognises: "Kitchen in Lin family's house".
+/// A leaf's path as words the walk recognises: "the kitchen in Lin family's house",
+/// "Leonard's lab in Caltech". A room's name of common words ("Living room", "Kitchen") takes
+/// "the" and a small letter ("goes to Living room in Apartment 4A" read as a form); one with
+/// an owner or a capital after its first word is a name and stays as it is.
 fn place_phrase(path: &[String]) -> String {
-    path.iter().rev().cloned().collect::<Vec<_>>().join(" in ")
+    let mut parts: Vec<String> = path.iter().rev().cloned().collect();
+    if let (true, Some(room)) = (path.len() > 1, parts.first_mut()) {
+        let common = !room.contains('\'')
+            && !room.contains('\u{2019}')
+            && room
+                .split_whitespace()
+                .skip(1)
+                .all(|w| !w.starts_with(char::is_uppercase));
+        if common {
+            let mut chars = room.chars();
+            if let Some(first) = chars.next() {
+                *room = format!("the {}{}", first.to_lowercase(), chars.as_str());
+            }
+        }
+    }
+    parts.join(" in ")
 }
 
 /// The plan lines taking remedy `r` from the first of `planned` (the rest of the hour as
@@ -267,6 +285,15 @@ mod tests {
         assert_eq!(
             acts,
             ["Sheldon Cooper goes to Leonard's lab in Caltech to talk with Leonard Hofstadter."]
+        );
+        assert_eq!(
+            place_phrase(&["Apartment 4A".into(), "Living room".into()]),
+            "the living room in Apartment 4A"
+        );
+        assert_eq!(place_phrase(&["Stairwell".into()]), "Stairwell");
+        assert_eq!(
+            place_phrase(&["Caltech".into(), "Leonard's lab".into()]),
+            "Leonard's lab in Caltech"
         );
         assert_eq!(r[0].option, "talk with Leonard Hofstadter");
         // Not yet seen doing anything (before a run's first step): not known to be awake.
