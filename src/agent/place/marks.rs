@@ -71,6 +71,24 @@ pub fn named_places(
     ]
     .iter()
     .any(|w| has_phrase(&beds_left, w));
+    // "get dressed", "change into his pyjamas", "a clean shirt": the agent's own bedroom
+    // (where the labelled sets put each of the eight such lines with an own bedroom).
+    let dresses = [
+        "dressed",
+        "dress",
+        "pyjamas",
+        "pajamas",
+        "clothes",
+        "shirt",
+        "trousers",
+        "wardrobe",
+        "change into",
+        "changes into",
+        "change out of",
+        "changes out of",
+    ]
+    .iter()
+    .any(|w| has_phrase(&text, w));
     // "take a shower", "brush his teeth": a bathroom, and one at home if the agent's building
     // has none; "go to the bathroom", "use the toilet": the one where the agent is.
     let washes = ["shower", "bath", "bathe", "teeth"]
@@ -107,7 +125,7 @@ pub fn named_places(
                 && (["his", "her", "their", "my", "own"]
                     .iter()
                     .any(|p| says_room(&text, &format!("{p} {rest}")))
-                    || (rest == "bedroom" && sleeps)))
+                    || (rest == "bedroom" && (sleeps || dresses))))
     };
     let home = world
         .agents
@@ -360,11 +378,15 @@ mod tests {
             ["The Willows Market and Pharmacy"]
         );
         assert!(named("Eddy Lin", "apply to a college abroad").is_empty());
+        let house = vec!["Lin family's house".to_string()];
+        assert_eq!(
+            named_in(&lin, "Eddy Lin", "change into his pyjamas", &house, None),
+            ["Eddy Lin's bedroom"]
+        );
         // A remedy's words (`remedy::place_phrase`) name the building and the room.
         let remedy =
             "John Lin goes to the living room in Lin family's house to talk with Eddy Lin.";
         assert_eq!(named("John Lin", remedy), ["Lin family's house"]);
-        let house = vec!["Lin family's house".to_string()];
         assert_eq!(
             named_in(&lin, "John Lin", remedy, &house, None),
             ["Living room"]
