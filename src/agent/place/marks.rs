@@ -40,13 +40,16 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// the name of one of its parts, as whole words in any case, a leading "The" left out and a
 /// plural "s" allowed ("the kitchen counters" names a Counter); a place named for `name`
 /// ("Eddy Lin's bedroom") also by "his/her/their/my/own bedroom", and any agent's place by
-/// the first name ("John's bedroom"); the agent's own bedroom by bed, sleep or a nap; the
-/// agent's home by "home" (not when leaving it); a place called for its owner by the owner's
+/// the first name ("John's bedroom"); a bedroom with a word before it also by its room or
+/// bed ("the spare room"); the agent's own bedroom by bed, sleep, a nap or dressing; the
+/// agent's home by "home" (not when leaving it); a building by its last word after "to the",
+/// "at the" or "in the" ("head to the college"); a place called for its owner by the owner's
 /// first name and a part ("Monica's kitchen") or a bare "at Monica's"; a bathroom also by a
 /// shower, a bath, the toilet or teeth. A part that several options hold (a kitchen in two
 /// buildings) names the agent's home when the option the agent is in (`current`) has no
 /// such part ("play a game in the living room" at the office; not a bathroom break), and
-/// none of them otherwise.
+/// none of them otherwise. Going to bed with no bedroom of one's own, when nothing else is
+/// named, names the place where the world starts the agent.
 pub fn named_places(
     world: &World,
     name: &str,
@@ -72,7 +75,7 @@ pub fn named_places(
     .iter()
     .any(|w| has_phrase(&beds_left, w));
     // "get dressed", "change into his pyjamas", "a clean shirt": the agent's own bedroom
-    // (where the labelled sets put each of the eight such lines with an own bedroom).
+    // (where the labelled place sets put every such line of an agent with a bedroom).
     let dresses = [
         "dressed",
         "dress",
