@@ -469,6 +469,58 @@ fn eval_place_scores_labelled_places_on_a_real_model() {
     );
 }
 
+/// `eval place --answers` on the real fast model: the first call asks and writes the answers,
+/// the second reads them (the same report, no model asked), and answers to other questions
+/// are refused with the reason.
+#[test]
+fn eval_place_keeps_the_answers_and_replays_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("places.csv");
+    let all = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/place/lin-family-dev.csv"),
+    )
+    .unwrap();
+    let some: Vec<&str> = all.lines().take(7).collect();
+    std::fs::write(&csv, some.join("\n")).unwrap();
+    let kept = tmp.path().join("answers.json");
+    let args = |prompt: &'static str| {
+        vec![
+            "eval".to_string(),
+            "place".into(),
+            csv.to_str().unwrap().into(),
+            "--model".into(),
+            "smollm2-135m".into(),
+            "--prompt".into(),
+            prompt.into(),
+            "--prior".into(),
+            "0,5".into(),
+            "--answers".into(),
+            kept.to_str().unwrap().into(),
+            "--json".into(),
+        ]
+    };
+    let run = |a: &[String]| humanoid(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let first = ok(&run(&args("numbered")));
+    assert!(kept.is_file(), "the answers are written");
+    let written = std::fs::read_to_string(&kept).unwrap();
+    let second = ok(&run(&args("numbered")));
+    assert_eq!(first, second, "the kept answers give the same report");
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        written,
+        "read, not asked and written again"
+    );
+    let report: serde_json::Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(report["items"], 6);
+    let out = run(&args("names"));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("answers.json") && err.contains("other questions"),
+        "{err}"
+    );
+}
+
 /// `eval place --checker` on the real embedding model: every (row, place) pair counted once,
 /// the balanced accuracy the mean of the two shares, plain cases judged as a person would,
 /// and better than chance on the development set.

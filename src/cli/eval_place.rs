@@ -109,11 +109,18 @@ pub fn place(a: PlaceArgs) -> Result<()> {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // Kept answers are of this file held this way on this device (answers differ slightly
+    // between weight formats and devices).
+    let kept_model = format!(
+        "{model} ({} weights, {})",
+        a.set.model.weights.as_str(),
+        a.set.model.device
+    );
     let mut loaded = None;
     let mut reports = Vec::new();
     for &prompt in &a.prompt {
         let kept = match &a.answers {
-            Some(path) => place_kept::read(path, &model, &world, &items, prompt)?,
+            Some(path) => place_kept::read(path, &kept_model, &world, &items, prompt)?,
             None => None,
         };
         let answers = match kept {
@@ -143,7 +150,7 @@ pub fn place(a: PlaceArgs) -> Result<()> {
                 )?;
                 bar.finish_and_clear();
                 if let Some(path) = &a.answers {
-                    place_kept::write(path, &model, &world, &items, prompt, &answers)?;
+                    place_kept::write(path, &kept_model, &world, &items, prompt, &answers)?;
                 }
                 answers
             }
