@@ -197,6 +197,13 @@ impl LocationTree {
     /// as `"A/C"`. The model copies the context's paths into its plans; the walk to a place
     /// picks the room.
     pub fn by_building(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        self.name_by_building(std::iter::once(&mut out));
+        out
+    }
+
+    /// [`LocationTree::by_building`] on each of `texts` in place, the paths listed once.
+    pub fn name_by_building<'a>(&self, texts: impl IntoIterator<Item = &'a mut String>) {
         let mut paths: Vec<(String, &str)> = Vec::new();
         for &r in &self.roots {
             let root = self.nodes[r].name.as_str();
@@ -213,13 +220,13 @@ impl LocationTree {
             }
         }
         paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
-        let mut out = text.to_string();
-        for (path, root) in paths {
-            if out.contains(&path) {
-                out = out.replace(&path, root);
+        for out in texts {
+            for (path, root) in &paths {
+                if out.contains(path.as_str()) {
+                    *out = out.replace(path.as_str(), root);
+                }
             }
         }
-        out
     }
 
     /// Number of places (every node, leaves and the places that contain them).

@@ -113,9 +113,9 @@ pub fn example_plan(spec: &AgentSpec, world: &World) -> Vec<PlanLine> {
 /// ("Joey Tribbiani enters Central Perk/Counter.", "Arrive at Oak Hill College/Library": 14
 /// activities in the runs of sessions 28–32).
 fn by_building(world: &World, lines: &mut [PlanLine]) {
-    for l in lines.iter_mut() {
-        l.activity = world.locations.by_building(&l.activity);
-    }
+    world
+        .locations
+        .name_by_building(lines.iter_mut().map(|l| &mut l.activity));
 }
 
 /// The hour starts of the day.
