@@ -476,6 +476,10 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         "no wake-up or breakfast after noon",
         &q.no_restart_after_noon,
     );
+    row(
+        "activities under way not restarted",
+        &q.going_on_not_restarted,
+    );
     row("place follows the day plan", &q.place_follows_plan);
     row("urgent needs met within the hour", &q.urgent_needs_met);
     if let Some(p) = &q.place_fits_activity {

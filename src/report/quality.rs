@@ -19,6 +19,10 @@
 //!   "goes to the gym" at 11 pm, an hour after his plan's "go to bed", fails);
 //! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
 //!   (a 15-minute plan that starts the day again at 3 pm);
+//! - **an activity under way goes on**: steps in an hour that goes on with a day-plan line
+//!   begun before it that do not start something again ([`starts_something`]: "Arrive at
+//!   Oak Hill College" at 10 am, an hour into the lecture; "starts to eat her dinner" at
+//!   9:30 pm, two hours into dinner);
 //! - **place follows the day plan**: steps whose day-plan line names one top-level place
 //!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
 //!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
@@ -43,6 +47,7 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
+use crate::agent::plan::carry_on::starts_something;
 use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day};
 use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
@@ -118,6 +123,10 @@ pub struct QualityReport {
     /// Agent-steps from noon to midnight that do not start the day again (waking up,
     /// breakfast).
     pub no_restart_after_noon: Share,
+    /// Agent-steps awake in an hour that goes on with a day-plan line begun before it that
+    /// do not start something again ([`starts_something`]).
+    #[serde(default)]
+    pub going_on_not_restarted: Share,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
@@ -240,6 +249,17 @@ pub fn quality(
                     .collect();
                 if asleep_in_plan(&plan, m) {
                     r.asleep_when_planned.add(is_sleep(&a.activity), at);
+                } else if goes_on(&plan, m) && !is_sleep(&a.activity) {
+                    r.going_on_not_restarted
+                        .add(!starts_something(&a.activity, &a.name), || {
+                            format!(
+                                "{} {}: {} (plan: {})",
+                                st.time,
+                                a.name,
+                                a.activity,
+                                line_at(&plan, m).map_or("", |l| l.activity.as_str())
+                            )
+                        });
                 }
                 if let Some(inside) = in_plans_place(world, &a.name, &plan, m, &a.location) {
                     r.place_follows_plan.add(inside, || {
@@ -304,6 +324,7 @@ pub fn quality(
         no_sleep_in_the_day: r.no_sleep_in_the_day.done(),
         asleep_when_planned: r.asleep_when_planned.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
+        going_on_not_restarted: r.going_on_not_restarted.done(),
         place_follows_plan: r.place_follows_plan.done(),
         urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
@@ -312,6 +333,17 @@ pub fn quality(
         fresh_utterances: r.fresh_utterances.done(),
         utterances_about_something: r.utterances_about_something.done(),
     }
+}
+
+/// Whether the hour `minutes` is in goes on with the day-plan line of the whole hour before
+/// it, with no line starting within it. (An hour after a line that began at half past is
+/// the first whole hour of it: an arrival then is no restart.)
+fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
+    let hour = minutes / 60 * 60;
+    line_at(plan, hour).is_some_and(|l| l.minutes + 60 <= hour)
+        && !plan
+            .iter()
+            .any(|l| l.minutes > hour && l.minutes < hour + 60)
 }
 
 /// Whether an agent at `location` at `minutes` is in the top-level place its day-plan line
@@ -419,6 +451,27 @@ mod tests {
             main_script(["吃早饭", "去学校 school"].into_iter()),
             Script::Han
         );
+    }
+
+    #[test]
+    fn an_hour_goes_on_with_a_line_begun_before_it() {
+        let plan = [
+            PlanLine::new(7 * 60 + 30, "walk to the pharmacy"),
+            PlanLine::new(8 * 60, "serve customers"),
+            PlanLine::new(19 * 60, "have dinner with the family"),
+        ];
+        assert!(!goes_on(&plan, 7 * 60 + 45), "begun in this hour");
+        assert!(!goes_on(&plan, 8 * 60 + 15), "a line from the hour's start");
+        assert!(goes_on(&plan, 9 * 60));
+        assert!(goes_on(&plan, 21 * 60 + 30));
+        assert!(!goes_on(&plan, 6 * 60), "no line yet");
+        let half_past = [
+            PlanLine::new(8 * 60 + 30, "go to the college"),
+            PlanLine::new(11 * 60 + 30, "study in the library"),
+        ];
+        assert!(!goes_on(&half_past, 9 * 60), "the first whole hour");
+        assert!(goes_on(&half_past, 10 * 60 + 45));
+        assert!(!goes_on(&half_past, 11 * 60), "a line starts within it");
     }
 
     #[test]

@@ -400,6 +400,7 @@ async fn new_quarter_plan(
     }
     lines
 }
+pub mod carry_on;
 mod change;
 mod remedy;
 mod sleep;
