@@ -213,6 +213,29 @@ fn topic_question(me: &AgentState, other: &AgentState, options: &[String]) -> St
     )
 }
 
+/// How `me` addresses `other` when the world makes `other` their parent or grandparent
+/// ("father": "Dad"); `None` for anyone else (called by name). English relationship words.
+fn kin_address(me: &AgentState, other: &str) -> Option<&'static str> {
+    let r = me.relationship(other)?.relationship.trim().to_lowercase();
+    let term = match r.as_str() {
+        "father" | "dad" => "Dad",
+        "mother" | "mom" | "mum" => "Mom",
+        "grandfather" | "grandpa" => "Grandpa",
+        "grandmother" | "grandma" => "Grandma",
+        _ => return None,
+    };
+    Some(term)
+}
+
+/// `text` with `other`'s name put as `me` addresses them ([`kin_address`]): "Dad is here
+/// too, doing: ...", "Dad: Hey Eddy, ...", "What does Eddy Lin say to Dad about it?".
+fn as_addressed(me: &AgentState, other: &str, text: String) -> String {
+    match kin_address(me, other) {
+        Some(term) => text.replace(other, term),
+        None => text,
+    }
+}
+
 /// Runs a conversation between `a` and `b` if either wants one.
 pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Option<Conversation> {
     let pair = [a, b];
@@ -295,6 +318,10 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 me.state.name, me.state.name
             )
         };
+        // A parent is named in the question as the speaker calls them ("Dad"): named "John
+        // Lin" throughout, Eddy Lin called his father "John" in 37 of 52 lines; named "Dad",
+        // in none of 43 (BENCHMARKS.md).
+        let question = as_addressed(me.state, &other.name, question);
         // The words are asked inside quotation marks (the reply begins with one): refusals
         // ("I'm sorry, but I can't assist with that") went from 9 to 0 in 123 lines
         // (BENCHMARKS.md). One that still comes is the model stepping out of the scene, not
@@ -459,6 +486,34 @@ mod tests {
         let words = words_situation(&eddy, &john);
         assert!(words.ends_with("John Lin is Eddy Lin's father."), "{words}");
         assert!(!words.contains("close"), "{words}");
+    }
+
+    #[test]
+    fn a_parent_is_named_as_the_child_calls_them() {
+        let (john, eddy) = lin();
+        assert_eq!(kin_address(&eddy, "John Lin"), Some("Dad"));
+        assert_eq!(
+            kin_address(&john, "Eddy Lin"),
+            None,
+            "a son is called by name"
+        );
+        assert_eq!(
+            kin_address(&eddy, "Mei Lin"),
+            None,
+            "no relationship in the world"
+        );
+        let q = format!(
+            "{}\nJohn Lin: Hi Eddy.\nWhat does Eddy Lin say next?",
+            words_situation(&eddy, &john)
+        );
+        let asked = as_addressed(&eddy, "John Lin", q.clone());
+        assert!(!asked.contains("John Lin"), "{asked}");
+        assert!(
+            asked.contains("Dad is here too") && asked.contains("\nDad: Hi Eddy."),
+            "{asked}"
+        );
+        assert!(asked.contains("Dad is Eddy Lin's father."), "{asked}");
+        assert_eq!(as_addressed(&john, "Eddy Lin", q.clone()), q);
     }
 
     #[test]
