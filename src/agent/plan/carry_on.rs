@@ -1,61 +1,16 @@
-//! An hour that goes on with the hour before's activity: what its 15-minute plan is told, and
-//! what counts as starting the activity over.
+//! Whether an activity starts something (arrives, enters, starts, begins): in an hour that
+//! goes on with an activity begun before it, that is starting it over.
 //!
 //! The hourly plan stretches a day-plan line over every hour until the next one ("have dinner
-//! with the family" from 7 to 11 pm), and each hour's 15-minute plan was asked as if the
-//! activity began then: Rachel Green ate dinner at 8:30, again at 9:30 and a steak dinner at
-//! 10:15 pm; Eddy Lin "arrives at Oak Hill College" at 9, 10 and 11 am; Joey Tribbiani "enters
-//! Central Perk" at 8 and 9 pm (a Friends day at e27410f and a Lin day at 5f55c87).
+//! with the family" from 7 to 11 pm), and each hour's 15-minute plan is asked for that hour:
+//! Rachel Green ate dinner at 8:30, again at 9:30 and a steak dinner at 10:15 pm; Eddy Lin
+//! "arrives at Oak Hill College" at 9, 10 and 11 am (a Friends day at e27410f, a Lin day at
+//! 5f55c87). `check --quality` counts such steps ([`starts_something`]). Three ways of asking
+//! were measured and not kept (BENCHMARKS.md): telling the 1.5B that the hour goes on with an
+//! activity under way, with or without its last steps, and asking for the whole run of hours
+//! at once; it copied the last steps or the hour's line, or repeated an hour-long cycle.
 
-use crate::agent::state::{line_at, PlanLine};
-use crate::world::clock;
-
-use super::{same_words, sleep::is_sleep, unstopped};
-
-/// When the run of hourly lines with the same words as the one in effect at `minutes`
-/// began, if it began before the hour (the hour before had the same activity); `None` for a
-/// new activity, or sleep.
-pub fn going_on_since(hourly: &[PlanLine], minutes: u32) -> Option<u32> {
-    let now = line_at(hourly, minutes)?;
-    if is_sleep(&now.activity) {
-        return None;
-    }
-    let mut since = None;
-    for l in hourly.iter().rev().filter(|l| l.minutes < now.minutes) {
-        if !same_words(&l.activity, &now.activity) {
-            break;
-        }
-        since = Some(l.minutes);
-    }
-    since
-}
-
-/// The steps of `quarter` (the agent's last 15-minute plan) in the hour before `minutes`,
-/// as "a; b; c" (empty when there are none).
-pub fn last_steps(quarter: &[PlanLine], minutes: u32) -> String {
-    quarter
-        .iter()
-        .filter(|l| l.minutes < minutes && l.minutes + 60 >= minutes)
-        .map(|l| unstopped(&l.activity))
-        .filter(|a| !a.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// What the 15-minute question adds for an hour that goes on with an activity under way
-/// since `since`, whose last steps were `last` ([`last_steps`]).
-pub fn going_on_sentence(name: &str, since: u32, last: &str) -> String {
-    let done = if last.is_empty() {
-        String::new()
-    } else {
-        format!(" The last steps were: {last}.")
-    };
-    format!(
-        " {name} has been at this since {}.{done} Go on from where it stands: no arriving, \
-         entering or starting it again.",
-        clock::format_time(since)
-    )
-}
+use super::sleep::is_sleep;
 
 /// Words that, first in an activity (after the agent's name or a pronoun), start something:
 /// arriving, entering, starting, beginning, waking.
@@ -105,53 +60,6 @@ pub fn starts_something(activity: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn plan(lines: &[(u32, &str)]) -> Vec<PlanLine> {
-        lines.iter().map(|&(t, a)| PlanLine::new(t, a)).collect()
-    }
-
-    #[test]
-    fn an_hour_goes_on_when_the_hour_before_had_the_same_words() {
-        let hourly = plan(&[
-            (18 * 60, "Sit alone in the bridal suite"),
-            (19 * 60, "Have dinner with the family"),
-            (20 * 60, "have dinner with the family."),
-            (21 * 60, "Have dinner with the family"),
-            (22 * 60, "go to sleep"),
-            (23 * 60, "go to sleep"),
-        ]);
-        assert_eq!(going_on_since(&hourly, 19 * 60), None);
-        assert_eq!(going_on_since(&hourly, 20 * 60), Some(19 * 60));
-        assert_eq!(going_on_since(&hourly, 21 * 60 + 30), Some(19 * 60));
-        assert_eq!(
-            going_on_since(&hourly, 23 * 60),
-            None,
-            "sleep goes on as it is"
-        );
-        assert_eq!(going_on_since(&[], 9 * 60), None);
-    }
-
-    #[test]
-    fn the_last_steps_are_the_hour_before() {
-        let quarter = plan(&[
-            (20 * 60, "sits down at the table"),
-            (20 * 60 + 15, "starts to eat her dinner."),
-            (20 * 60 + 30, ""),
-            (20 * 60 + 45, "finishes eating her dinner"),
-            (21 * 60, "enters the dining room"),
-        ]);
-        assert_eq!(
-            last_steps(&quarter, 21 * 60),
-            "sits down at the table; starts to eat her dinner; finishes eating her dinner"
-        );
-        assert_eq!(last_steps(&quarter, 20 * 60), "");
-        let s = going_on_sentence("Rachel Green", 19 * 60, "eats");
-        assert!(
-            s.contains("since 07:00 pm. The last steps were: eats."),
-            "{s}"
-        );
-        assert!(!going_on_sentence("R", 60, "").contains("last steps"));
-    }
 
     #[test]
     fn arrivals_and_starts_start_something() {
