@@ -109,6 +109,30 @@ fn one_day_run_is_complete_and_well_formed() {
     assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
 }
 
+/// The quality report counts the steps of hours that go on with a day-plan line begun at
+/// least an hour before (a Lin day plan keeps work and evening lines for hours), each bad
+/// case shown with its plan line.
+#[test]
+fn hours_that_go_on_are_counted_on_a_real_day() {
+    let dir = one_day_dir();
+    let out = bin()
+        .args(["check", "--quality", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    let q: serde_json::Value = serde_json::from_str(json).unwrap();
+    let going_on = &q["going_on_not_restarted"];
+    let total = going_on["total"].as_u64().unwrap();
+    let good = going_on["good"].as_u64().unwrap();
+    assert!(total >= 8 && good <= total, "{going_on}");
+    for e in going_on["examples"].as_array().unwrap() {
+        assert!(e.as_str().unwrap().contains("(plan: "), "{e}");
+    }
+}
+
 /// Sleep at night is the day plan's: every step the plan sleeps through (Eddy Lin's hour
 /// before his plan's 7 am, and after a line going to bed at night) is asleep, as the quality
 /// report counts it; a fully asleep hour asks the model nothing.

@@ -47,7 +47,7 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
-use crate::agent::plan::carry_on::starts_something;
+use crate::agent::plan::starts::starts_something;
 use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day};
 use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};

@@ -400,10 +400,10 @@ async fn new_quarter_plan(
     }
     lines
 }
-pub mod carry_on;
 mod change;
 mod remedy;
 mod sleep;
+pub mod starts;
 
 pub use change::{
     apply_change, change_question, change_threshold, maybe_change_plan, part_of_day, PlanChange,
