@@ -109,21 +109,26 @@ fn one_day_run_is_complete_and_well_formed() {
     assert!(stdout.contains("well-formed: 100.0%"), "{stdout}");
 }
 
+/// `check --quality --json` of a run directory, parsed.
+fn quality_json(dir: &Path) -> serde_json::Value {
+    let out = bin()
+        .args(["check", "--quality", "--json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    serde_json::from_str(json).unwrap()
+}
+
 /// The quality report counts the steps of hours that go on with a day-plan line begun at
 /// least an hour before (a Lin day plan keeps work and evening lines for hours), each bad
 /// case shown with its plan line.
 #[test]
 fn hours_that_go_on_are_counted_on_a_real_day() {
     let dir = one_day_dir();
-    let out = bin()
-        .args(["check", "--quality", "--json"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
-    let q: serde_json::Value = serde_json::from_str(json).unwrap();
+    let q = quality_json(&dir);
     let going_on = &q["going_on_not_restarted"];
     let total = going_on["total"].as_u64().unwrap();
     let good = going_on["good"].as_u64().unwrap();
@@ -139,15 +144,7 @@ fn hours_that_go_on_are_counted_on_a_real_day() {
 #[test]
 fn the_day_plans_sleep_is_slept() {
     let dir = one_day_dir();
-    let out = bin()
-        .args(["check", "--quality", "--json"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
-    let q: serde_json::Value = serde_json::from_str(json).unwrap();
+    let q = quality_json(&dir);
     let asleep = &q["asleep_when_planned"];
     assert!(asleep["total"].as_u64().unwrap() >= 4, "{asleep}");
     assert_eq!(asleep["share"], 1.0, "{asleep}");
