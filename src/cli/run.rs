@@ -480,6 +480,10 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         "activities under way not restarted",
         &q.going_on_not_restarted,
     );
+    row(
+        "steps of a day-plan line not gone back to",
+        &q.steps_not_repeated,
+    );
     row("place follows the day plan", &q.place_follows_plan);
     row("urgent needs met within the hour", &q.urgent_needs_met);
     if let Some(p) = &q.place_fits_activity {

@@ -23,6 +23,10 @@
 //!   begun before it that do not start something again ([`starts_something`]: "Arrive at
 //!   Oak Hill College" at 10 am, an hour into the lecture; "starts to eat her dinner" at
 //!   9:30 pm, two hours into dinner);
+//! - **steps of a day-plan line not gone back to**: awake steps whose activity (the agent's
+//!   name aside) is not one the agent did earlier under the same day-plan line with other steps
+//!   between (an hour-long cycle of steps asked again each hour: Eddy Lin leaves, arrives, sits
+//!   and listens three times over; the same step going on over several steps is fine);
 //! - **place follows the day plan**: steps whose day-plan line names one top-level place
 //!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
 //!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
@@ -41,14 +45,14 @@
 //!   description ("How's the composition coming along?"), not small talk alone ("How's it
 //!   going?", "I'm ready!").
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
 use crate::agent::plan::starts::starts_something;
-use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day};
+use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day, unstopped};
 use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
 use crate::agent::PlanLine;
@@ -127,6 +131,10 @@ pub struct QualityReport {
     /// do not start something again ([`starts_something`]).
     #[serde(default)]
     pub going_on_not_restarted: Share,
+    /// Agent-steps awake under a day-plan line whose activity ([`step_key`]) is not one done
+    /// earlier under the same line with other steps between.
+    #[serde(default)]
+    pub steps_not_repeated: Share,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
@@ -216,6 +224,7 @@ pub fn quality(
     let mut r = QualityReport::default();
     // Each distinct day plan once per agent.
     let mut plans_seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut line_steps = LineSteps::default();
     for st in states {
         let minutes = clock::parse_time(&st.time);
         for a in &st.agents {
@@ -249,7 +258,22 @@ pub fn quality(
                     .collect();
                 if asleep_in_plan(&plan, m) {
                     r.asleep_when_planned.add(is_sleep(&a.activity), at);
-                } else if goes_on(&plan, m) && !is_sleep(&a.activity) {
+                } else if let Some(line) = line_at(&plan, m).filter(|_| !is_sleep(&a.activity)) {
+                    let under = (
+                        a.name.clone(),
+                        st.date.clone(),
+                        a.most_recent_day_plan.clone(),
+                        line.minutes,
+                    );
+                    let again = line_steps.gone_back(under, step_key(&a.activity, &a.name));
+                    r.steps_not_repeated.add(!again, || {
+                        format!(
+                            "{} {}: {} (plan: {})",
+                            st.time, a.name, a.activity, line.activity
+                        )
+                    });
+                }
+                if !asleep_in_plan(&plan, m) && goes_on(&plan, m) && !is_sleep(&a.activity) {
                     r.going_on_not_restarted
                         .add(!starts_something(&a.activity, &a.name), || {
                             format!(
@@ -325,6 +349,7 @@ pub fn quality(
         asleep_when_planned: r.asleep_when_planned.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
         going_on_not_restarted: r.going_on_not_restarted.done(),
+        steps_not_repeated: r.steps_not_repeated.done(),
         place_follows_plan: r.place_follows_plan.done(),
         urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
@@ -333,6 +358,40 @@ pub fn quality(
         fresh_utterances: r.fresh_utterances.done(),
         utterances_about_something: r.utterances_about_something.done(),
     }
+}
+
+/// A day-plan line as one agent followed it: agent, date, the day plan's text, line start.
+type Under = (String, String, String, u32);
+
+/// The steps done under each day-plan line, in order.
+#[derive(Default)]
+struct LineSteps {
+    done: BTreeSet<(Under, String)>,
+    last: BTreeMap<Under, String>,
+}
+
+impl LineSteps {
+    /// Records `step` under `under`; whether it goes back to a step done there before with
+    /// other steps between (the same step going on is not going back).
+    fn gone_back(&mut self, under: Under, step: String) -> bool {
+        let fresh = self.done.insert((under.clone(), step.clone()));
+        let going_on = self.last.get(&under) == Some(&step);
+        self.last.insert(under, step);
+        !fresh && !going_on
+    }
+}
+
+/// An activity as compared for repeats: lower case, without the agent's name (full or first)
+/// in front or a final full stop ("John Lin sits down." and "sits down" are the same step).
+pub fn step_key(activity: &str, name: &str) -> String {
+    let lower = unstopped(activity).to_lowercase();
+    let full = name.to_lowercase();
+    let first = full.split_whitespace().next().unwrap_or_default();
+    let rest = [full.as_str(), first]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).filter(|r| r.starts_with(' ')))
+        .unwrap_or(&lower);
+    rest.trim().to_string()
 }
 
 /// Whether the hour `minutes` is in goes on with the day-plan line of the whole hour before
@@ -472,6 +531,25 @@ mod tests {
         assert!(!goes_on(&half_past, 9 * 60), "the first whole hour");
         assert!(goes_on(&half_past, 10 * 60 + 45));
         assert!(!goes_on(&half_past, 11 * 60), "a line starts within it");
+    }
+
+    #[test]
+    fn steps_gone_back_to_are_found_under_one_line() {
+        assert_eq!(step_key("John Lin sits down.", "John Lin"), "sits down");
+        assert_eq!(step_key("John sits down", "John Lin"), "sits down");
+        assert_eq!(step_key("Johnny sits", "John Lin"), "johnny sits");
+        let mut steps = LineSteps::default();
+        let under = |m| ("Eddy Lin".into(), "2023-01-03".into(), "plan".into(), m);
+        let seq = ["arrive", "sit", "sit", "listen", "arrive", "sit"];
+        let gone: Vec<bool> = seq
+            .iter()
+            .map(|s| steps.gone_back(under(510), s.to_string()))
+            .collect();
+        assert_eq!(gone, [false, false, false, false, true, true]);
+        assert!(
+            !steps.gone_back(under(690), "arrive".into()),
+            "another line"
+        );
     }
 
     #[test]
