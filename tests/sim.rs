@@ -136,6 +136,36 @@ fn hours_that_go_on_are_counted_on_a_real_day() {
     for e in going_on["examples"].as_array().unwrap() {
         assert!(e.as_str().unwrap().contains("(plan: "), "{e}");
     }
+    // An hour's plan is asked for again only in an hour that goes on, by the day plan the
+    // agent had then, and then `AGAIN` times.
+    use humanoid::agent::plan::starts::{goes_on, AGAIN};
+    let states: Vec<StateFile> = state_files(&dir)
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect();
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let mut asked_again = std::collections::BTreeMap::new();
+    for e in events.iter().filter(|e| {
+        e.kind() == "model_call"
+            && e.body.get("purpose").and_then(|p| p.as_str()) == Some("15m_plan_again")
+    }) {
+        let agent = e.agent.clone().unwrap();
+        let st = states
+            .iter()
+            .find(|s| s.date == e.date && s.time == e.time)
+            .unwrap();
+        let a = st.agents.iter().find(|a| a.name == agent).unwrap();
+        let plan: Vec<humanoid::agent::PlanLine> = a
+            .most_recent_day_plan
+            .lines()
+            .filter_map(humanoid::world::clock::parse_plan_line)
+            .map(|(t, act)| humanoid::agent::PlanLine::new(t, act))
+            .collect();
+        let minutes = humanoid::world::clock::parse_time(&e.time).unwrap();
+        assert!(goes_on(&plan, minutes), "{agent} at {}", e.time);
+        *asked_again.entry((agent, e.time.clone())).or_insert(0) += 1;
+    }
+    assert!(asked_again.values().all(|&n| n == AGAIN), "{asked_again:?}");
 }
 
 /// Sleep at night is the day plan's: every step the plan sleeps through (Eddy Lin's hour

@@ -362,21 +362,48 @@ impl<'a> Mind<'a> {
         times: PlanTimes,
         max_activity_chars: usize,
     ) -> (Vec<PlanLine>, String) {
-        let lines = match &times {
-            PlanTimes::Fixed(t) => t.len(),
-            PlanTimes::Increasing { max_lines, .. } => *max_lines,
-        };
-        let max_tokens = lines * (max_activity_chars / 3 + 10) + 8;
-        let req = self.generate_request(
-            chat(system, question),
-            ConstraintSpec::plan(times, max_activity_chars).in_letters(self.letters),
-            max_tokens,
-        );
-        let r = self.port.run(vec![(purpose.to_string(), req)]).await;
-        let text = self
-            .generated(purpose, r.into_iter().next().unwrap_or_else(missing))
-            .unwrap_or_default();
-        (plan_lines(&text, max_activity_chars), text)
+        let asked = vec![(question.to_string(), times)];
+        let mut answers = self
+            .ask_plans(purpose, system, asked, max_activity_chars)
+            .await;
+        answers.pop().unwrap_or_default()
+    }
+
+    /// Several plan questions of one purpose asked together (one batch), answered as
+    /// [`ask_plan`](Self::ask_plan) answers each, in order.
+    pub async fn ask_plans(
+        &self,
+        purpose: &str,
+        system: &str,
+        questions: Vec<(String, PlanTimes)>,
+        max_activity_chars: usize,
+    ) -> Vec<(Vec<PlanLine>, String)> {
+        let reqs = questions
+            .into_iter()
+            .map(|(question, times)| {
+                let lines = match &times {
+                    PlanTimes::Fixed(t) => t.len(),
+                    PlanTimes::Increasing { max_lines, .. } => *max_lines,
+                };
+                let max_tokens = lines * (max_activity_chars / 3 + 10) + 8;
+                let req = self.generate_request(
+                    chat(system, &question),
+                    ConstraintSpec::plan(times, max_activity_chars).in_letters(self.letters),
+                    max_tokens,
+                );
+                (purpose.to_string(), req)
+            })
+            .collect::<Vec<_>>();
+        let n = reqs.len();
+        let mut results = self.port.run(reqs).await.into_iter();
+        (0..n)
+            .map(|_| {
+                let text = self
+                    .generated(purpose, results.next().unwrap_or_else(missing))
+                    .unwrap_or_default();
+                (plan_lines(&text, max_activity_chars), text)
+            })
+            .collect()
     }
 }
 

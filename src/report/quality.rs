@@ -51,7 +51,7 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
-use crate::agent::plan::starts::starts_something;
+use crate::agent::plan::starts::{goes_on, starts_something};
 use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day, unstopped};
 use crate::agent::state::line_at;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
@@ -394,17 +394,6 @@ pub fn step_key(activity: &str, name: &str) -> String {
     rest.trim().to_string()
 }
 
-/// Whether the hour `minutes` is in goes on with the day-plan line of the whole hour before
-/// it, with no line starting within it. (An hour after a line that began at half past is
-/// the first whole hour of it: an arrival then is no restart.)
-fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
-    let hour = minutes / 60 * 60;
-    line_at(plan, hour).is_some_and(|l| l.minutes + 60 <= hour)
-        && !plan
-            .iter()
-            .any(|l| l.minutes > hour && l.minutes < hour + 60)
-}
-
 /// Whether an agent at `location` at `minutes` is in the top-level place its day-plan line
 /// names; `None` where the line names none or several, is sleep, or starts at `minutes`.
 fn in_plans_place(
@@ -510,27 +499,6 @@ mod tests {
             main_script(["吃早饭", "去学校 school"].into_iter()),
             Script::Han
         );
-    }
-
-    #[test]
-    fn an_hour_goes_on_with_a_line_begun_before_it() {
-        let plan = [
-            PlanLine::new(7 * 60 + 30, "walk to the pharmacy"),
-            PlanLine::new(8 * 60, "serve customers"),
-            PlanLine::new(19 * 60, "have dinner with the family"),
-        ];
-        assert!(!goes_on(&plan, 7 * 60 + 45), "begun in this hour");
-        assert!(!goes_on(&plan, 8 * 60 + 15), "a line from the hour's start");
-        assert!(goes_on(&plan, 9 * 60));
-        assert!(goes_on(&plan, 21 * 60 + 30));
-        assert!(!goes_on(&plan, 6 * 60), "no line yet");
-        let half_past = [
-            PlanLine::new(8 * 60 + 30, "go to the college"),
-            PlanLine::new(11 * 60 + 30, "study in the library"),
-        ];
-        assert!(!goes_on(&half_past, 9 * 60), "the first whole hour");
-        assert!(goes_on(&half_past, 10 * 60 + 45));
-        assert!(!goes_on(&half_past, 11 * 60), "a line starts within it");
     }
 
     #[test]

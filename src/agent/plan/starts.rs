@@ -5,12 +5,19 @@
 //! with the family" from 7 to 11 pm), and each hour's 15-minute plan is asked for that hour:
 //! Rachel Green ate dinner at 8:30, again at 9:30 and a steak dinner at 10:15 pm; Eddy Lin
 //! "arrives at Oak Hill College" at 9, 10 and 11 am (a Friends day at e27410f, a Lin day at
-//! 5f55c87). `check --quality` counts such steps ([`starts_something`]). Three ways of asking
-//! were measured and not kept (BENCHMARKS.md): telling the 1.5B that the hour goes on with an
-//! activity under way, with or without its last steps, and asking for the whole run of hours
-//! at once; it copied the last steps or the hour's line, or repeated an hour-long cycle.
+//! 5f55c87). `check --quality` counts such steps ([`starts_something`]), and an hour's plan
+//! with one is asked for again ([`not_started_again`]). Four other ways were measured and not
+//! kept (BENCHMARKS.md): telling the 1.5B in the first question that the hour goes on with an
+//! activity under way, with or without its last steps; asking for the whole run of hours at
+//! once (it repeated an hour-long cycle); and an hourly plan that splits a run of hours into
+//! parts (it copied the line, or the lines before and after it, into the hours).
 
 use super::sleep::is_sleep;
+use super::ACTIVITY_CHARS;
+use crate::agent::mind::Mind;
+use crate::agent::state::{line_at, AgentState, PlanLine};
+use crate::llm::constrain::PlanTimes;
+use crate::world::clock;
 
 /// Words that, first in an activity (after the agent's name or a pronoun), start something:
 /// arriving, entering, starting, beginning, waking.
@@ -57,9 +64,116 @@ pub fn starts_something(activity: &str, name: &str) -> bool {
     }
 }
 
+/// Whether the hour `minutes` is in goes on with the day-plan line of the whole hour before
+/// it, with no line starting within it. (An hour after a line that began at half past is
+/// the first whole hour of it: an arrival then is no restart.)
+pub fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
+    let hour = minutes / 60 * 60;
+    line_at(plan, hour).is_some_and(|l| l.minutes + 60 <= hour)
+        && !plan
+            .iter()
+            .any(|l| l.minutes > hour && l.minutes < hour + 60)
+}
+
+/// Other answers asked for when an hour's 15-minute plan starts over an activity under way.
+pub const AGAIN: usize = 2;
+
+/// The 15-minute plan of an hour that goes on with a day-plan line begun before it
+/// ([`goes_on`]): `first` if none of its steps starts something again
+/// ([`starts_something`]); otherwise [`AGAIN`] more answers are asked for together,
+/// told that the agent is already at it, and the one with the fewest such steps (and
+/// missing lines) is kept, the first on a tie. Asked once, the 1.5B started an activity
+/// under way over in 9 of 56 such steps of a Lin day (Eddy Lin "arrives at Oak Hill
+/// College" at 9, 10 and 11 am; BENCHMARKS.md).
+pub async fn not_started_again(
+    mind: &Mind<'_>,
+    state: &AgentState,
+    system: &str,
+    question: &str,
+    slots: &[u32],
+    first: (Vec<PlanLine>, String),
+) -> (Vec<PlanLine>, String) {
+    let faults = |lines: &[PlanLine]| faults(lines, &state.name, slots.len());
+    if faults(&first.0) == 0 {
+        return first;
+    }
+    let since = line_at(&state.day_plan, mind.minutes).map_or(mind.minutes, |l| l.minutes);
+    let q = format!(
+        "{question} {name} has been at this since {} and is already there: no step arrives, \
+         goes somewhere or starts anything again.",
+        clock::format_time(since),
+        name = state.name,
+    );
+    let asked = vec![(q, PlanTimes::Fixed(slots.to_vec())); AGAIN];
+    let again = mind
+        .ask_plans("15m_plan_again", system, asked, ACTIVITY_CHARS)
+        .await;
+    let mut best = first;
+    for a in again {
+        if faults(&a.0) < faults(&best.0) {
+            best = a;
+        }
+    }
+    best
+}
+
+/// Steps of a 15-minute plan of `slots` lines that start something ([`starts_something`]),
+/// plus the lines missing.
+fn faults(lines: &[PlanLine], name: &str, slots: usize) -> usize {
+    let restarts = lines
+        .iter()
+        .filter(|l| starts_something(&l.activity, name))
+        .count();
+    restarts + slots.saturating_sub(lines.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_hour_goes_on_with_a_line_begun_before_it() {
+        let plan = [
+            PlanLine::new(7 * 60 + 30, "walk to the pharmacy"),
+            PlanLine::new(8 * 60, "serve customers"),
+            PlanLine::new(19 * 60, "have dinner with the family"),
+        ];
+        assert!(!goes_on(&plan, 7 * 60 + 45), "begun in this hour");
+        assert!(!goes_on(&plan, 8 * 60 + 15), "a line from the hour's start");
+        assert!(goes_on(&plan, 9 * 60));
+        assert!(goes_on(&plan, 21 * 60 + 30));
+        assert!(!goes_on(&plan, 6 * 60), "no line yet");
+        let half_past = [
+            PlanLine::new(8 * 60 + 30, "go to the college"),
+            PlanLine::new(11 * 60 + 30, "study in the library"),
+        ];
+        assert!(!goes_on(&half_past, 9 * 60), "the first whole hour");
+        assert!(goes_on(&half_past, 10 * 60 + 45));
+        assert!(!goes_on(&half_past, 11 * 60), "a line starts within it");
+    }
+
+    #[test]
+    fn a_plan_is_faulted_for_each_restart_and_missing_line() {
+        let plan = |acts: &[&str]| -> Vec<PlanLine> {
+            acts.iter()
+                .enumerate()
+                .map(|(i, a)| PlanLine::new(600 + 15 * i as u32, *a))
+                .collect()
+        };
+        let name = "Eddy Lin";
+        let fresh = plan(&["Take notes", "Ask a question", "Listen", "Pack up"]);
+        assert_eq!(faults(&fresh, name, 4), 0);
+        let again = plan(&[
+            "Arrive at Oak Hill College",
+            "Sit down",
+            "Eddy starts listening",
+        ]);
+        assert_eq!(
+            faults(&again, name, 4),
+            3,
+            "two restarts and a missing line"
+        );
+    }
 
     #[test]
     fn arrivals_and_starts_start_something() {
