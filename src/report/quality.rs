@@ -19,10 +19,10 @@
 //!   "goes to the gym" at 11 pm, an hour after his plan's "go to bed", fails);
 //! - **the day restarting**: steps from noon on whose activity is waking up or breakfast
 //!   (a 15-minute plan that starts the day again at 3 pm);
-//! - **an activity under way goes on**: steps in an hour that goes on with a day-plan line
-//!   begun before it that do not start something again ([`starts_something`]: "Arrive at
-//!   Oak Hill College" at 10 am, an hour into the lecture; "starts to eat her dinner" at
-//!   9:30 pm, two hours into dinner);
+//! - **an activity under way goes on**: steps under a day-plan line begun at least an hour
+//!   before the step's hour ([`goes_on`]) that do not start something again
+//!   ([`starts_something`]: "Arrive at Oak Hill College" at 10 am, an hour into the lecture;
+//!   "starts to eat her dinner" at 9:30 pm, two hours into dinner);
 //! - **steps of a day-plan line not gone back to**: awake steps whose activity (the agent's
 //!   name aside) is not one the agent did earlier under the same day-plan line with other steps
 //!   between (an hour-long cycle of steps asked again each hour: Eddy Lin leaves, arrives, sits
@@ -127,8 +127,8 @@ pub struct QualityReport {
     /// Agent-steps from noon to midnight that do not start the day again (waking up,
     /// breakfast).
     pub no_restart_after_noon: Share,
-    /// Agent-steps awake in an hour that goes on with a day-plan line begun before it that
-    /// do not start something again ([`starts_something`]).
+    /// Agent-steps awake under a day-plan line begun at least an hour before the step's hour
+    /// ([`goes_on`]) that do not start something again ([`starts_something`]).
     #[serde(default)]
     pub going_on_not_restarted: Share,
     /// Agent-steps awake under a day-plan line whose activity ([`step_key`]) is not one done
