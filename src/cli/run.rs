@@ -482,7 +482,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
     );
     row(
         "steps of a day-plan line not gone back to",
-        &q.steps_not_repeated,
+        &q.steps_not_gone_back_to,
     );
     row("place follows the day plan", &q.place_follows_plan);
     row("urgent needs met within the hour", &q.urgent_needs_met);

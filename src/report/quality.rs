@@ -134,7 +134,7 @@ pub struct QualityReport {
     /// Agent-steps awake under a day-plan line whose activity ([`step_key`]) is not one done
     /// earlier under the same line with other steps between.
     #[serde(default)]
-    pub steps_not_repeated: Share,
+    pub steps_not_gone_back_to: Share,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
@@ -256,9 +256,18 @@ pub fn quality(
                     .filter_map(clock::parse_plan_line)
                     .map(|(t, act)| PlanLine::new(t, act))
                     .collect();
-                if asleep_in_plan(&plan, m) {
+                let asleep = asleep_in_plan(&plan, m);
+                if asleep {
                     r.asleep_when_planned.add(is_sleep(&a.activity), at);
-                } else if let Some(line) = line_at(&plan, m).filter(|_| !is_sleep(&a.activity)) {
+                }
+                let awake = !asleep && !is_sleep(&a.activity);
+                if let Some(line) = line_at(&plan, m).filter(|_| awake) {
+                    let shown = || {
+                        format!(
+                            "{} {}: {} (plan: {})",
+                            st.time, a.name, a.activity, line.activity
+                        )
+                    };
                     let under = (
                         a.name.clone(),
                         st.date.clone(),
@@ -266,24 +275,11 @@ pub fn quality(
                         line.minutes,
                     );
                     let again = line_steps.gone_back(under, step_key(&a.activity, &a.name));
-                    r.steps_not_repeated.add(!again, || {
-                        format!(
-                            "{} {}: {} (plan: {})",
-                            st.time, a.name, a.activity, line.activity
-                        )
-                    });
-                }
-                if !asleep_in_plan(&plan, m) && goes_on(&plan, m) && !is_sleep(&a.activity) {
-                    r.going_on_not_restarted
-                        .add(!starts_something(&a.activity, &a.name), || {
-                            format!(
-                                "{} {}: {} (plan: {})",
-                                st.time,
-                                a.name,
-                                a.activity,
-                                line_at(&plan, m).map_or("", |l| l.activity.as_str())
-                            )
-                        });
+                    r.steps_not_gone_back_to.add(!again, shown);
+                    if goes_on(&plan, m) {
+                        r.going_on_not_restarted
+                            .add(!starts_something(&a.activity, &a.name), shown);
+                    }
                 }
                 if let Some(inside) = in_plans_place(world, &a.name, &plan, m, &a.location) {
                     r.place_follows_plan.add(inside, || {
@@ -349,7 +345,7 @@ pub fn quality(
         asleep_when_planned: r.asleep_when_planned.done(),
         no_restart_after_noon: r.no_restart_after_noon.done(),
         going_on_not_restarted: r.going_on_not_restarted.done(),
-        steps_not_repeated: r.steps_not_repeated.done(),
+        steps_not_gone_back_to: r.steps_not_gone_back_to.done(),
         place_follows_plan: r.place_follows_plan.done(),
         urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
