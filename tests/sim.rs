@@ -153,12 +153,7 @@ fn hours_that_go_on_are_counted_on_a_real_day() {
         // One day: the time names the step (the state file writes its date in words).
         let st = states.iter().find(|s| s.time == e.time).unwrap();
         let a = st.agents.iter().find(|a| a.name == agent).unwrap();
-        let plan: Vec<humanoid::agent::PlanLine> = a
-            .most_recent_day_plan
-            .lines()
-            .filter_map(humanoid::world::clock::parse_plan_line)
-            .map(|(t, act)| humanoid::agent::PlanLine::new(t, act))
-            .collect();
+        let plan = humanoid::agent::state::parse_plan_text(&a.most_recent_day_plan);
         let minutes = humanoid::world::clock::parse_time(&e.time).unwrap();
         assert!(goes_on(&plan, minutes), "{agent} at {}", e.time);
         *asked_again.entry((agent, e.time.clone())).or_insert(0) += 1;

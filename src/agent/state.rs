@@ -36,6 +36,15 @@ pub fn plan_text(lines: &[PlanLine]) -> String {
         .join("\n")
 }
 
+/// Reads plan lines back from [`plan_text`]'s form (a state file's day plan), skipping any
+/// line that is not `hh:mm am: activity`.
+pub fn parse_plan_text(text: &str) -> Vec<PlanLine> {
+    text.lines()
+        .filter_map(clock::parse_plan_line)
+        .map(|(t, a)| PlanLine::new(t, a))
+        .collect()
+}
+
 /// The plan line in effect at `minutes` (the last one starting at or before it).
 pub fn line_at(lines: &[PlanLine], minutes: u32) -> Option<&PlanLine> {
     lines.iter().rev().find(|l| l.minutes <= minutes)

@@ -51,9 +51,9 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
-use crate::agent::plan::starts::{goes_on, starts_something};
+use crate::agent::plan::starts::{after_subject, goes_on, starts_something};
 use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day, unstopped};
-use crate::agent::state::line_at;
+use crate::agent::state::{line_at, parse_plan_text};
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
 use crate::agent::PlanLine;
 use crate::formats::script::{script_of, Letters, Script};
@@ -250,12 +250,7 @@ pub fn quality(
                 r.no_sleep_in_the_day.add(!is_sleep(&a.activity), at);
             }
             if let Some(m) = minutes {
-                let plan: Vec<PlanLine> = a
-                    .most_recent_day_plan
-                    .lines()
-                    .filter_map(clock::parse_plan_line)
-                    .map(|(t, act)| PlanLine::new(t, act))
-                    .collect();
+                let plan = parse_plan_text(&a.most_recent_day_plan);
                 let asleep = asleep_in_plan(&plan, m);
                 if asleep {
                     r.asleep_when_planned.add(is_sleep(&a.activity), at);
@@ -377,17 +372,12 @@ impl LineSteps {
     }
 }
 
-/// An activity as compared for repeats: lower case, without the agent's name (full or first)
-/// in front or a final full stop ("John Lin sits down." and "sits down" are the same step).
+/// An activity as compared for repeats: lower case, without its subject in front
+/// ([`after_subject`]) or a final full stop ("John Lin sits down." and "sits down" are the
+/// same step).
 pub fn step_key(activity: &str, name: &str) -> String {
     let lower = unstopped(activity).to_lowercase();
-    let full = name.to_lowercase();
-    let first = full.split_whitespace().next().unwrap_or_default();
-    let rest = [full.as_str(), first]
-        .iter()
-        .find_map(|p| lower.strip_prefix(p).filter(|r| r.starts_with(' ')))
-        .unwrap_or(&lower);
-    rest.trim().to_string()
+    after_subject(&lower, name).trim().to_string()
 }
 
 /// Whether an agent at `location` at `minutes` is in the top-level place its day-plan line
@@ -502,6 +492,7 @@ mod tests {
         assert_eq!(step_key("John Lin sits down.", "John Lin"), "sits down");
         assert_eq!(step_key("John sits down", "John Lin"), "sits down");
         assert_eq!(step_key("Johnny sits", "John Lin"), "johnny sits");
+        assert_eq!(step_key("He sits down.", "John Lin"), "sits down");
         let mut steps = LineSteps::default();
         let under = |m| ("Eddy Lin".into(), "2023-01-03".into(), "plan".into(), m);
         let seq = ["arrive", "sit", "sit", "listen", "arrive", "sit"];

@@ -41,19 +41,7 @@ pub fn starts_something(activity: &str, name: &str) -> bool {
         return false;
     }
     let lower = activity.trim().to_lowercase();
-    let full = name.to_lowercase();
-    let first = full
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let mut rest = lower.as_str();
-    for p in [full.as_str(), first.as_str(), "he", "she", "they"] {
-        if let Some(r) = rest.strip_prefix(p).filter(|r| r.starts_with(' ')) {
-            rest = r;
-            break;
-        }
-    }
+    let rest = after_subject(&lower, name);
     let mut words = rest
         .split(|c: char| !c.is_alphabetic())
         .filter(|w| !w.is_empty());
@@ -62,6 +50,17 @@ pub fn starts_something(activity: &str, name: &str) -> bool {
         (Some(w), Some(next)) => GOING_VERBS.contains(&w) && ["to", "into"].contains(&next),
         _ => false,
     }
+}
+
+/// A lower-case activity without its subject in front: the agent's `name` (full or first)
+/// or a pronoun ("john lin sits down" and "he sits down" are "sits down").
+pub fn after_subject<'a>(lower: &'a str, name: &str) -> &'a str {
+    let full = name.to_lowercase();
+    let first = full.split_whitespace().next().unwrap_or_default();
+    [full.as_str(), first, "he", "she", "they"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).filter(|r| r.starts_with(' ')))
+        .map_or(lower, str::trim_start)
 }
 
 /// Whether a step at `minutes` goes on with the day-plan line in effect then: the line
@@ -92,8 +91,8 @@ pub async fn not_started_again(
     slots: &[u32],
     first: (Vec<PlanLine>, String),
 ) -> (Vec<PlanLine>, String) {
-    let faults = |lines: &[PlanLine]| faults(lines, &state.day_plan, &state.name, slots.len());
-    if faults(&first.0) == 0 {
+    let count = |lines: &[PlanLine]| faults(lines, &state.day_plan, &state.name, slots.len());
+    if count(&first.0) == 0 {
         return first;
     }
     let since = line_at(&state.day_plan, mind.minutes).map_or(mind.minutes, |l| l.minutes);
@@ -115,7 +114,7 @@ pub async fn not_started_again(
         .await;
     let mut best = first;
     for a in again {
-        if faults(&a.0) < faults(&best.0) {
+        if count(&a.0) < count(&best.0) {
             best = a;
         }
     }
