@@ -184,6 +184,23 @@ fn eval_converse_talks_a_runs_conversations_again() {
     assert_eq!(now["about_something"]["good"], about);
     assert_eq!(now["own_voice"]["good"], voice);
     assert_eq!(now["fresh"]["good"], fresh);
+    // Every talk that happened ended one known way.
+    let endings = r["endings"].as_object().unwrap();
+    let ended: u64 = endings.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(ended, happened as u64, "{endings:?}");
+    let known = [
+        "declined",
+        "turn limit",
+        "repeats an earlier line",
+        "out of the speaker's voice",
+        "a refusal",
+        "no words",
+        "nothing left",
+    ];
+    assert!(
+        endings.keys().all(|k| known.contains(&k.as_str())),
+        "{endings:?}"
+    );
     // The run's figures count the run's turns, once per try.
     let run_utterances: usize = talks.iter().map(|(_, t)| t.len()).sum();
     assert_eq!(r["run"]["utterances"], 2 * run_utterances);
@@ -203,6 +220,7 @@ fn eval_converse_talks_a_runs_conversations_again() {
     );
     assert!(text.contains(&format!("step {step} ")), "{text}");
     assert!(text.contains("utterances about something"), "{text}");
+    assert!(text.contains("talks now ended by: "), "{text}");
 }
 
 #[test]

@@ -311,22 +311,19 @@ impl<'a> Mind<'a> {
             .await
     }
 
-    /// A line of someone's words: as [`ask_line`](Self::ask_line), with the reply begun by
-    /// an opening quotation mark (a prefill) and ended at the closing one.
+    /// A line of someone's words after the chat `messages` (which end with a user
+    /// message): as [`ask_line`](Self::ask_line), with the reply begun by an opening
+    /// quotation mark (a prefill) and ended at the closing one.
     pub async fn ask_quoted(
         &self,
         purpose: &str,
-        system: &str,
-        question: &str,
+        mut messages: Vec<Message>,
         max_chars: usize,
     ) -> Option<String> {
-        let prompt = Prompt::Chat(vec![
-            Message::system(system),
-            Message::user(question),
-            Message::assistant("\""),
-        ]);
+        messages.push(Message::assistant("\""));
         let stop = vec!["\"".into(), "\u{201d}".into()];
-        self.line_of(purpose, prompt, max_chars, stop).await
+        self.line_of(purpose, Prompt::Chat(messages), max_chars, stop)
+            .await
     }
 
     /// The cleaned line generated for `prompt` under a one-line constraint, stopped before

@@ -115,6 +115,8 @@ fn text(r: &ConverseReport) -> String {
     s.push_str(&row("utterances that say something new", &|t| {
         share(&t.fresh)
     }));
+    let endings: Vec<String> = r.endings.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    s.push_str(&format!("talks now ended by: {}\n", endings.join(", ")));
     s.push_str(&format!(
         "fallbacks now: {} (on {})\n",
         r.fallbacks, r.model

@@ -87,6 +87,27 @@ pub struct ConverseReport {
     /// The replay's, scored.
     pub replay: TalkScore,
     pub fallbacks: usize,
+    /// How the replay's conversations ended ([`ending`]), with how many ended so.
+    pub endings: BTreeMap<String, usize>,
+}
+
+/// Why a replayed conversation ended: the problem of the line that ended it ("repeats an
+/// earlier line", "out of the speaker's voice", "no words", ...), "turn limit", or
+/// "declined" (the one asked whether to reply said no). `None` when there was no talk.
+pub fn ending(r: &Replayed) -> Option<String> {
+    if r.turns.is_empty() {
+        return None;
+    }
+    let ended = r
+        .fallbacks
+        .iter()
+        .rev()
+        .find(|f| f.purpose == "utterance" && f.used == "end the conversation");
+    Some(match ended {
+        Some(f) => f.reason.clone(),
+        None if r.turns.len() >= crate::agent::converse::MAX_TURNS => "turn limit".into(),
+        None => "declined".into(),
+    })
 }
 
 /// The run's conversations (optionally only those of `step`), in log order; with `met`,
@@ -283,7 +304,12 @@ pub fn replay(
     let run = score_of(&|r: &Replayed| &r.meeting.turns);
     let replay = score_of(&|r: &Replayed| &r.turns);
     let fallbacks = replayed.iter().map(|r| r.fallbacks.len()).sum();
+    let mut endings = BTreeMap::new();
+    for e in replayed.iter().filter_map(ending) {
+        *endings.entry(e).or_insert(0) += 1;
+    }
     Ok(ConverseReport {
+        endings,
         model: model.to_string(),
         run,
         replay,

@@ -11,6 +11,7 @@ use crate::world::Emotion;
 
 use chrono::NaiveDate;
 
+use crate::llm::Message;
 use crate::memory::{GameTime, MemoryKind, MemoryStream, TextEmbedder};
 use crate::world::AgentSpec;
 
@@ -236,6 +237,51 @@ fn as_addressed(me: &AgentState, other: &str, text: String) -> String {
     }
 }
 
+/// The chat in which `me` is asked for their next words: the scene and the `opening`
+/// question (what to say first), then each line said so far as a message of whoever said
+/// it, `me`'s as the assistant's and the other's as the user's ("Joey Tribbiani: "..."",
+/// with the other named as `me` calls them). When the other spoke first, the scene comes
+/// with their line and the question what `me` says back.
+///
+/// Asked so, the model answers the other's last words as it answers a user: on the talks
+/// of a Lin and a Friends day, talked again twice each, 0.907 of the replies took up the
+/// line before against 0.778 with the whole talk as one transcript in one question, which
+/// the model often echoed (labelled blind, BENCHMARKS.md).
+fn words_messages(
+    me: &Speaker<'_>,
+    other: &AgentState,
+    say_base: &str,
+    opening: &str,
+    turns: &[Turn],
+) -> Vec<Message> {
+    // A parent is named as the speaker calls them ("Dad"): named "John Lin" throughout,
+    // Eddy Lin called his father "John" in 37 of 52 lines; named "Dad", in none of 43
+    // (BENCHMARKS.md).
+    let addressed = |text: String| Message::user(as_addressed(me.state, &other.name, text));
+    let mine = |t: &Turn| t.name == me.state.name;
+    let first = match turns.first() {
+        Some(t) if !mine(t) => format!(
+            "{say_base}\n{}: \"{}\"\nWhat does {} say back? Write only {}'s words.",
+            other.name, t.text, me.state.name, me.state.name
+        ),
+        _ => format!("{say_base} {opening}"),
+    };
+    // The other's first line is in the first message already.
+    let rest = match turns.first() {
+        Some(t) if !mine(t) => &turns[1..],
+        _ => turns,
+    };
+    let mut v = vec![Message::system(&me.system), addressed(first)];
+    for t in rest {
+        v.push(if mine(t) {
+            Message::assistant(format!("\"{}\"", t.text))
+        } else {
+            addressed(format!("{}: \"{}\"", other.name, t.text))
+        });
+    }
+    v
+}
+
 /// Runs a conversation between `a` and `b` if either wants one.
 pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Option<Conversation> {
     let pair = [a, b];
@@ -291,37 +337,30 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
             base.push_str(&format!(" {who}: {t}"));
             say_base.push_str(&format!(" {who}: {t}"));
         }
-        let question = if turns.is_empty() {
-            // "What does X say to Y to bring this up?" drew openers about nothing ("I was
-            // thinking about something we might talk about."); asked what X says about it,
-            // 0.717 of the lines were about something against 0.610 (BENCHMARKS.md).
-            let ask = if topic.is_some() {
-                "about it"
-            } else {
-                "to start the conversation"
-            };
-            format!(
-                "{say_base} What does {} say to {} {ask}? Write only {}'s words.",
-                me.state.name, other.name, me.state.name
-            )
-        } else {
-            let so_far = transcript(&turns);
+        if !turns.is_empty() {
             let q = format!(
-                "{base}\nConversation so far:\n{so_far}\nWould {} reply to {}?",
-                me.state.name, other.name
+                "{base}\nConversation so far:\n{}\nWould {} reply to {}?",
+                transcript(&turns),
+                me.state.name,
+                other.name
             );
             if !mind.ask_yes_no("reply", &me.system, &q).await {
                 break;
             }
-            format!(
-                "{say_base}\nConversation so far:\n{so_far}\nWhat does {} say next? Write only {}'s words.",
-                me.state.name, me.state.name
-            )
+        }
+        // "What does X say to Y to bring this up?" drew openers about nothing ("I was
+        // thinking about something we might talk about."); asked what X says about it,
+        // 0.717 of the lines were about something against 0.610 (BENCHMARKS.md).
+        let ask = if topic.is_some() {
+            "about it"
+        } else {
+            "to start the conversation"
         };
-        // A parent is named in the question as the speaker calls them ("Dad"): named "John
-        // Lin" throughout, Eddy Lin called his father "John" in 37 of 52 lines; named "Dad",
-        // in none of 43 (BENCHMARKS.md).
-        let question = as_addressed(me.state, &other.name, question);
+        let opening = format!(
+            "What does {} say to {} {ask}? Write only {}'s words.",
+            me.state.name, other.name, me.state.name
+        );
+        let messages = words_messages(me, other, &say_base, &opening, &turns);
         // The words are asked inside quotation marks (the reply begins with one): refusals
         // ("I'm sorry, but I can't assist with that") went from 9 to 0 in 123 lines
         // (BENCHMARKS.md). One that still comes is the model stepping out of the scene, not
@@ -331,10 +370,8 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         let said: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
         let mut text = String::new();
         for attempt in 0..2 {
-            let Some(line) = mind
-                .ask_quoted("utterance", &me.system, &question, UTTERANCE_CHARS)
-                .await
-            else {
+            let asked = mind.ask_quoted("utterance", messages.clone(), UTTERANCE_CHARS);
+            let Some(line) = asked.await else {
                 mind.fallback("utterance", "no words", "", "end the conversation");
                 text.clear();
                 break;
@@ -345,6 +382,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 UTTERANCE_CHARS,
             );
             if text.is_empty() {
+                mind.fallback("utterance", "nothing left", &line, "end the conversation");
                 break;
             }
             let problem = if is_refusal(&text) {
@@ -422,104 +460,4 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lin() -> (AgentState, AgentState) {
-        let world = crate::world::bundled("lin-family.toml");
-        let mut john = AgentState::from_spec(&world.agents[0], false);
-        let mut eddy = AgentState::from_spec(&world.agents[1], false);
-        john.activity = "John Lin cooks dinner".into();
-        eddy.activity = "Eddy Lin sets the table".into();
-        (john, eddy)
-    }
-
-    #[test]
-    fn topics_are_the_activities_and_the_memories() {
-        let (john, eddy) = lin();
-        let memories = [
-            "John Lin takes real pleasure in helping people.".to_string(),
-            "John Lin has noticed that Eddy keeps humming the same unfinished tune.".to_string(),
-            "John Lin saw Eddy Lin: Eddy Lin sets the table".to_string(),
-            "John Lin has noticed that Eddy keeps humming the same unfinished tune.".to_string(),
-        ];
-        let options = topic_options(&john, &eddy, &memories);
-        assert_eq!(
-            options,
-            [
-                "what John Lin is doing: John Lin cooks dinner",
-                "what Eddy Lin is doing: Eddy Lin sets the table",
-                "John Lin takes real pleasure in helping people.",
-                "John Lin has noticed that Eddy keeps humming the same unfinished tune.",
-            ]
-        );
-        let options = topic_options(&john, &eddy, &memories[..1]);
-        assert_eq!(options.len(), 3);
-        // Going to talk with the other is no topic, unless nothing else is.
-        let mut lonely = john.clone();
-        lonely.activity = "John Lin goes to the Kitchen in the house to talk with Eddy Lin.".into();
-        let plan = "John Lin changed his plan to go to the kitchen to talk to Eddy".to_string();
-        let remedy_options = topic_options(&lonely, &eddy, &[plan.clone(), memories[0].clone()]);
-        assert_eq!(
-            remedy_options,
-            [
-                "what Eddy Lin is doing: Eddy Lin sets the table",
-                "John Lin takes real pleasure in helping people.",
-            ]
-        );
-        let mut both = eddy.clone();
-        both.activity = "Eddy Lin goes to talk with John Lin.".into();
-        let mut lonely_too = lonely.clone();
-        lonely_too.activity = "John Lin wants to chat with Eddy.".into();
-        assert_eq!(topic_options(&lonely_too, &both, &[]).len(), 2);
-        let q = topic_question(&john, &eddy, &options);
-        assert!(
-            q.contains("\n1. what John Lin is doing: John Lin cooks dinner\n"),
-            "{q}"
-        );
-        assert!(q.contains("\n3. John Lin takes real pleasure"), "{q}");
-        assert!(q.ends_with("Answer with the number."), "{q}");
-        // The context's "feeling neutral" is not put in the speaker's mouth.
-        assert!(!situation(&john, &eddy).contains("neutral"));
-        // Whether to talk weighs closeness; the words are asked without it, the relation kept.
-        assert!(situation(&eddy, &john).contains("Eddy Lin is feeling rather close to John Lin."));
-        let words = words_situation(&eddy, &john);
-        assert!(words.ends_with("John Lin is Eddy Lin's father."), "{words}");
-        assert!(!words.contains("close"), "{words}");
-    }
-
-    #[test]
-    fn a_parent_is_named_as_the_child_calls_them() {
-        let (john, eddy) = lin();
-        assert_eq!(kin_address(&eddy, "John Lin"), Some("Dad"));
-        assert_eq!(
-            kin_address(&john, "Eddy Lin"),
-            None,
-            "a son is called by name"
-        );
-        assert_eq!(
-            kin_address(&eddy, "Mei Lin"),
-            None,
-            "no relationship in the world"
-        );
-        let q = format!(
-            "{}\nJohn Lin: Hi Eddy.\nWhat does Eddy Lin say next?",
-            words_situation(&eddy, &john)
-        );
-        let asked = as_addressed(&eddy, "John Lin", q.clone());
-        assert!(!asked.contains("John Lin"), "{asked}");
-        assert!(
-            asked.contains("Dad is here too") && asked.contains("\nDad: Hi Eddy."),
-            "{asked}"
-        );
-        assert!(asked.contains("Dad is Eddy Lin's father."), "{asked}");
-        assert_eq!(as_addressed(&john, "Eddy Lin", q.clone()), q);
-    }
-
-    #[test]
-    fn enjoyment_moves_closeness_by_one_either_way() {
-        assert_eq!(closeness_delta(true), 1);
-        assert_eq!(closeness_delta(false), -1);
-        assert_eq!(MAX_TURNS, 10, "the paper's turn cap");
-    }
-}
+mod tests;
