@@ -1,7 +1,8 @@
 //! Conversations between two agents at the same place: each decides whether to talk (from
 //! who they are, what both are doing, how they feel and how close they are), the one who
 //! starts picks what to bring up (what either is doing, or one of their memories in the
-//! context: a `choose` over a numbered list), the talk alternates until one declines, a
+//! context: a `choose` over a numbered list), the talk alternates (each speaker asked for
+//! their words in a chat of the lines so far) until one declines, a
 //! line repeats an earlier one or steps out of the speaker's voice, or the turn limit, then
 //! each judges whether they enjoyed it (closeness ±1) and how they feel.
 
