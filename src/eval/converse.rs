@@ -102,7 +102,7 @@ pub fn ending(r: &Replayed) -> Option<String> {
         .fallbacks
         .iter()
         .rev()
-        .find(|f| f.purpose == "utterance" && f.used == "end the conversation");
+        .find(|f| f.purpose == "utterance" && f.used == crate::agent::converse::ENDS_TALK);
     Some(match ended {
         Some(f) => f.reason.clone(),
         None if r.turns.len() >= crate::agent::converse::MAX_TURNS => "turn limit".into(),

@@ -24,6 +24,9 @@ pub use super::utterance::{out_of_voice, repeats_earlier, REPEAT_SHARE};
 
 /// Most turns of a conversation (the paper's limit, which keeps prompts within budget).
 pub const MAX_TURNS: usize = 10;
+/// What a fallback that ends the talk says it used instead (how `eval converse` tells why a
+/// talk ended).
+pub const ENDS_TALK: &str = "end the conversation";
 /// Longest utterance, in characters.
 pub const UTTERANCE_CHARS: usize = 160;
 /// Memories of the other recalled into a speaker's context: by the other's name, and by
@@ -373,7 +376,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         for attempt in 0..2 {
             let asked = mind.ask_quoted("utterance", messages.clone(), UTTERANCE_CHARS);
             let Some(line) = asked.await else {
-                mind.fallback("utterance", "no words", "", "end the conversation");
+                mind.fallback("utterance", "no words", "", ENDS_TALK);
                 text.clear();
                 break;
             };
@@ -383,7 +386,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 UTTERANCE_CHARS,
             );
             if text.is_empty() {
-                mind.fallback("utterance", "nothing left", &line, "end the conversation");
+                mind.fallback("utterance", "nothing left", &line, ENDS_TALK);
                 break;
             }
             let problem = if is_refusal(&text) {
@@ -402,7 +405,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 mind.fallback("utterance", problem, &text, "ask once more");
                 continue;
             }
-            mind.fallback("utterance", problem, &text, "end the conversation");
+            mind.fallback("utterance", problem, &text, ENDS_TALK);
             text.clear();
             break;
         }
