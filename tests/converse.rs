@@ -145,7 +145,13 @@ fn eval_converse_talks_a_runs_conversations_again() {
         if !turns.is_empty() {
             happened += 1;
             assert!(x["topic"].is_string() || x["topic"].is_null());
+            // Ten lines end by the limit, and only ten.
+            assert_eq!(x["ended"] == "turn_limit", turns.len() == 10, "{x}");
+        } else {
+            assert!(x["ended"].is_null(), "{x}");
         }
+        // The run wrote how its talk ended.
+        assert!(m["ended"].is_string(), "{m}");
         assert!(turns.len() <= 10, "the paper's turn cap");
         let mut said: Vec<String> = Vec::new();
         for (i, t) in turns.iter().enumerate() {
@@ -201,6 +207,13 @@ fn eval_converse_talks_a_runs_conversations_again() {
         endings.keys().all(|k| known.contains(&k.as_str())),
         "{endings:?}"
     );
+    let run_ended: u64 = r["run_endings"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(run_ended, replayed.len() as u64);
     // The run's figures count the run's turns, once per try.
     let run_utterances: usize = talks.iter().map(|(_, t)| t.len()).sum();
     assert_eq!(r["run"]["utterances"], 2 * run_utterances);
@@ -221,6 +234,15 @@ fn eval_converse_talks_a_runs_conversations_again() {
     assert!(text.contains(&format!("step {step} ")), "{text}");
     assert!(text.contains("utterances about something"), "{text}");
     assert!(text.contains("talks now ended by: "), "{text}");
+    assert!(text.contains("talks in the run ended by: "), "{text}");
+    // Each talk that happened this time says how it ended (once per talk, so at least once
+    // if the JSON's replay had one: the text form replays the step once, seeded the same).
+    if replayed[0]["turns"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty())
+    {
+        assert!(text.contains("(ended: "), "{text}");
+    }
 }
 
 #[test]

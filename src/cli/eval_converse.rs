@@ -91,6 +91,9 @@ fn text(r: &ConverseReport) -> String {
         for t in &x.turns {
             s.push_str(&format!("    {}: {}\n", t.name, t.text));
         }
+        if let Some(e) = x.ended {
+            s.push_str(&format!("    (ended: {})\n", e.as_str()));
+        }
         for f in &x.fallbacks {
             s.push_str(&format!(
                 "    fallback ({}): {} {:?}\n",
@@ -115,8 +118,17 @@ fn text(r: &ConverseReport) -> String {
     s.push_str(&row("utterances that say something new", &|t| {
         share(&t.fresh)
     }));
-    let endings: Vec<String> = r.endings.iter().map(|(e, n)| format!("{e} {n}")).collect();
-    s.push_str(&format!("talks now ended by: {}\n", endings.join(", ")));
+    let endings = |m: &std::collections::BTreeMap<String, usize>| {
+        let v: Vec<String> = m.iter().map(|(e, n)| format!("{e} {n}")).collect();
+        v.join(", ")
+    };
+    if !r.run_endings.is_empty() {
+        s.push_str(&format!(
+            "talks in the run ended by: {}\n",
+            endings(&r.run_endings)
+        ));
+    }
+    s.push_str(&format!("talks now ended by: {}\n", endings(&r.endings)));
     s.push_str(&format!(
         "fallbacks now: {} (on {})\n",
         r.fallbacks, r.model

@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::error::Result;
 use super::run_dir::run_err;
 use super::snapshot::{read_state_file, Snapshot};
-use crate::agent::converse::{converse, speaker_system, Conversation, Speaker, Turn};
+use crate::agent::converse::{converse, speaker_system, Conversation, Ending, Speaker, Turn};
 use crate::agent::plan::is_sleep;
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier};
 use crate::agent::{AgentState, Fallback, Mind};
@@ -46,6 +46,8 @@ pub struct Meeting {
     pub names: [String; 2],
     /// What the run said.
     pub turns: Vec<Turn>,
+    /// How the run's talk ended (`None` in runs made before it was written).
+    pub ended: Option<Ending>,
 }
 
 /// A meeting talked again.
@@ -56,6 +58,8 @@ pub struct Replayed {
     pub topic: Option<String>,
     /// The replay's turns (empty when neither wanted to talk this time).
     pub turns: Vec<Turn>,
+    /// How the replay's talk ended (`None`: no talk).
+    pub ended: Option<Ending>,
     /// Each participant's activity at the step.
     pub activities: [String; 2],
     pub fallbacks: Vec<Fallback>,
@@ -87,27 +91,11 @@ pub struct ConverseReport {
     /// The replay's, scored.
     pub replay: TalkScore,
     pub fallbacks: usize,
-    /// How the replay's conversations ended ([`ending`]), with how many ended so.
+    /// How the replay's conversations ended ([`Ending::as_str`]), with how many ended so.
     pub endings: BTreeMap<String, usize>,
-}
-
-/// Why a replayed conversation ended: the problem of the line that ended it ("repeats an
-/// earlier line", "out of the speaker's voice", "no words", ...), "turn limit", or
-/// "declined" (the one asked whether to reply said no). `None` when there was no talk.
-pub fn ending(r: &Replayed) -> Option<String> {
-    if r.turns.is_empty() {
-        return None;
-    }
-    let ended = r
-        .fallbacks
-        .iter()
-        .rev()
-        .find(|f| f.purpose == "utterance" && f.used == crate::agent::converse::ENDS_TALK);
-    Some(match ended {
-        Some(f) => f.reason.clone(),
-        None if r.turns.len() >= crate::agent::converse::MAX_TURNS => "turn limit".into(),
-        None => "declined".into(),
-    })
+    /// How the run's ended, once per try as the run's figures are (runs made before the
+    /// ending was written count none).
+    pub run_endings: BTreeMap<String, usize>,
 }
 
 /// The run's conversations (optionally only those of `step`), in log order; with `met`,
@@ -142,6 +130,7 @@ pub fn meetings(dir: &Path, step: Option<u64>, met: bool) -> Result<Vec<Meeting>
                         place: crate::sim::state_file::place_key(&a.location),
                         names: [a.name.clone(), b.name.clone()],
                         turns: Vec::new(),
+                        ended: None,
                     });
                 }
             }
@@ -177,12 +166,17 @@ fn talks(dir: &Path, step: Option<u64>) -> Result<Vec<Meeting>> {
             .and_then(|p| p.as_str())
             .unwrap_or_default()
             .to_string();
+        let ended = match e.body.get("ended") {
+            None => None,
+            Some(v) => Some(serde_json::from_value(v.clone()).map_err(|_| bad("ending unknown"))?),
+        };
         out.push(Meeting {
             step: e.step,
             time: e.time.clone(),
             place,
             names: [a, b],
             turns,
+            ended,
         });
     }
     Ok(out)
@@ -291,6 +285,7 @@ pub fn replay(
         replayed.push(Replayed {
             meeting: m.clone(),
             topic: conv.as_ref().and_then(|c| c.topic.clone()),
+            ended: conv.as_ref().map(|c| c.ended),
             turns: conv.map(|c| c.turns).unwrap_or_default(),
             activities: [states[0].activity.clone(), states[1].activity.clone()],
             fallbacks,
@@ -304,12 +299,18 @@ pub fn replay(
     let run = score_of(&|r: &Replayed| &r.meeting.turns);
     let replay = score_of(&|r: &Replayed| &r.turns);
     let fallbacks = replayed.iter().map(|r| r.fallbacks.len()).sum();
-    let mut endings = BTreeMap::new();
-    for e in replayed.iter().filter_map(ending) {
-        *endings.entry(e).or_insert(0) += 1;
-    }
+    let count = |ended: &dyn Fn(&Replayed) -> Option<Ending>| {
+        let mut n = BTreeMap::new();
+        for e in replayed.iter().filter_map(ended) {
+            *n.entry(e.as_str().to_string()).or_insert(0) += 1;
+        }
+        n
+    };
+    let endings = count(&|r| r.ended);
+    let run_endings = count(&|r| r.meeting.ended);
     Ok(ConverseReport {
         endings,
+        run_endings,
         model: model.to_string(),
         run,
         replay,

@@ -252,7 +252,8 @@ impl Sim {
             log.push(
                 None,
                 &serde_json::json!({"type": "conversation", "place": place,
-                    "participants": [ni, nj], "topic": c.topic, "turns": c.turns}),
+                    "participants": [ni, nj], "topic": c.topic, "turns": c.turns,
+                    "ended": c.ended}),
             );
             let last_turn = |name: &str| c.turns.iter().rposition(|t| t.name == name);
             let (li, lj) = (last_turn(&ni), last_turn(&nj));

@@ -146,3 +146,33 @@ fn enjoyment_moves_closeness_by_one_either_way() {
     assert_eq!(closeness_delta(false), -1);
     assert_eq!(MAX_TURNS, 10, "the paper's turn cap");
 }
+
+#[test]
+fn a_speaker_who_has_spoken_is_asked_whether_they_have_more_to_say_unless_asked_something() {
+    let (john, eddy) = ("John Lin", "Eddy Lin");
+    let turn = |name: &str, text: &str| Turn {
+        name: name.into(),
+        text: text.into(),
+    };
+    let reply = "Would Eddy Lin reply to John Lin?";
+    let more = "Has Eddy Lin anything more to say to John Lin?";
+    // Not yet spoken: whether he replies.
+    let talk = [turn(john, "Dinner is ready.")];
+    assert_eq!(go_on_question(eddy, john, &talk), reply);
+    // Spoken, and the last line is no question: whether he has more to say.
+    let talk = [
+        turn(john, "Dinner is ready."),
+        turn(eddy, "Coming, Dad."),
+        turn(john, "Good."),
+    ];
+    assert_eq!(go_on_question(eddy, john, &talk), more);
+    // A question calls for an answer (either kind of question mark).
+    for q in ["Did you wash your hands?", "洗手了吗？ "] {
+        let talk = [
+            turn(john, "Dinner is ready."),
+            turn(eddy, "Coming, Dad."),
+            turn(john, q),
+        ];
+        assert_eq!(go_on_question(eddy, john, &talk), reply, "{q}");
+    }
+}
