@@ -150,8 +150,9 @@ fn eval_converse_talks_a_runs_conversations_again() {
         } else {
             assert!(x["ended"].is_null(), "{x}");
         }
-        // The run wrote how its talk ended.
+        // The run wrote how its talk ended: by the limit exactly when it had ten lines.
         assert!(m["ended"].is_string(), "{m}");
+        assert_eq!(m["ended"] == "turn_limit", run_turns.len() == 10, "{m}");
         assert!(turns.len() <= 10, "the paper's turn cap");
         let mut said: Vec<String> = Vec::new();
         for (i, t) in turns.iter().enumerate() {
@@ -196,12 +197,12 @@ fn eval_converse_talks_a_runs_conversations_again() {
     assert_eq!(ended, happened as u64, "{endings:?}");
     let known = [
         "declined",
-        "turn limit",
-        "repeats an earlier line",
-        "out of the speaker's voice",
-        "a refusal",
-        "no words",
-        "nothing left",
+        "turn_limit",
+        "repeats_earlier",
+        "out_of_voice",
+        "refusal",
+        "no_words",
+        "nothing_left",
     ];
     assert!(
         endings.keys().all(|k| known.contains(&k.as_str())),
@@ -235,14 +236,13 @@ fn eval_converse_talks_a_runs_conversations_again() {
     assert!(text.contains("utterances about something"), "{text}");
     assert!(text.contains("talks now ended by: "), "{text}");
     assert!(text.contains("talks in the run ended by: "), "{text}");
-    // Each talk that happened this time says how it ended (once per talk, so at least once
-    // if the JSON's replay had one: the text form replays the step once, seeded the same).
-    if replayed[0]["turns"]
-        .as_array()
-        .is_some_and(|t| !t.is_empty())
-    {
-        assert!(text.contains("(ended: "), "{text}");
-    }
+    // Each talk says how it ended: the run's every one, the replay's those that happened.
+    let replayed_talks = talks.len() - text.matches("(no conversation)").count();
+    assert_eq!(
+        text.matches("(ended: ").count(),
+        talks.len() + replayed_talks,
+        "{text}"
+    );
 }
 
 #[test]

@@ -81,6 +81,9 @@ fn text(r: &ConverseReport) -> String {
         for t in &m.turns {
             s.push_str(&format!("    {}: {}\n", t.name, t.text));
         }
+        if let Some(e) = m.ended {
+            s.push_str(&format!("    (ended: {})\n", e.as_str()));
+        }
         match &x.topic {
             Some(t) => s.push_str(&format!("  now (topic: {t}):\n")),
             None => s.push_str("  now:\n"),
@@ -118,8 +121,11 @@ fn text(r: &ConverseReport) -> String {
     s.push_str(&row("utterances that say something new", &|t| {
         share(&t.fresh)
     }));
-    let endings = |m: &std::collections::BTreeMap<String, usize>| {
-        let v: Vec<String> = m.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    let endings = |m: &std::collections::BTreeMap<humanoid::agent::converse::Ending, usize>| {
+        let v: Vec<String> = m
+            .iter()
+            .map(|(e, n)| format!("{} {n}", e.as_str()))
+            .collect();
         v.join(", ")
     };
     if !r.run_endings.is_empty() {

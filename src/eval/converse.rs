@@ -91,11 +91,11 @@ pub struct ConverseReport {
     /// The replay's, scored.
     pub replay: TalkScore,
     pub fallbacks: usize,
-    /// How the replay's conversations ended ([`Ending::as_str`]), with how many ended so.
-    pub endings: BTreeMap<String, usize>,
+    /// How the replay's conversations ended, with how many ended so.
+    pub endings: BTreeMap<Ending, usize>,
     /// How the run's ended, once per try as the run's figures are (runs made before the
     /// ending was written count none).
-    pub run_endings: BTreeMap<String, usize>,
+    pub run_endings: BTreeMap<Ending, usize>,
 }
 
 /// The run's conversations (optionally only those of `step`), in log order; with `met`,
@@ -166,10 +166,11 @@ fn talks(dir: &Path, step: Option<u64>) -> Result<Vec<Meeting>> {
             .and_then(|p| p.as_str())
             .unwrap_or_default()
             .to_string();
-        let ended = match e.body.get("ended") {
-            None => None,
-            Some(v) => Some(serde_json::from_value(v.clone()).map_err(|_| bad("ending unknown"))?),
-        };
+        // Optional, as the place and topic are: runs before it have none.
+        let ended = e
+            .body
+            .get("ended")
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
         out.push(Meeting {
             step: e.step,
             time: e.time.clone(),
@@ -302,7 +303,7 @@ pub fn replay(
     let count = |ended: &dyn Fn(&Replayed) -> Option<Ending>| {
         let mut n = BTreeMap::new();
         for e in replayed.iter().filter_map(ended) {
-            *n.entry(e.as_str().to_string()).or_insert(0) += 1;
+            *n.entry(e).or_insert(0) += 1;
         }
         n
     };

@@ -2,9 +2,10 @@
 //! who they are, what both are doing, how they feel and how close they are), the one who
 //! starts picks what to bring up (what either is doing, or one of their memories in the
 //! context: a `choose` over a numbered list), the talk alternates (each speaker asked for
-//! their words in a chat of the lines so far) until one declines, a
-//! line repeats an earlier one or steps out of the speaker's voice, or the turn limit, then
-//! each judges whether they enjoyed it (closeness ±1) and how they feel.
+//! their words in a chat of the lines so far) until one declines (asked whether they reply or
+//! have anything more to say), a line repeats an earlier one, steps out of the speaker's voice,
+//! is refused twice or comes to nothing, or the turn limit, then each judges whether they
+//! enjoyed it (closeness ±1) and how they feel. How it ended is kept ([`Ending`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -41,8 +42,8 @@ pub struct Speaker<'a> {
     pub memories: Vec<String>,
 }
 
-/// How a conversation ended: the one asked whether to reply said no, the turn limit, or
-/// the next line had a problem and was not said.
+/// How a conversation ended: the one asked whether to go on ([`go_on_question`]) said no,
+/// the turn limit, or the next line had a problem and was not said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ending {
@@ -93,6 +94,7 @@ pub struct Conversation {
     pub enjoyed: [bool; 2],
     /// Each participant's emotion afterwards (`None` if frozen or unknown).
     pub emotions: [Option<Emotion>; 2],
+    /// How it ended.
     pub ended: Ending,
 }
 
@@ -323,9 +325,9 @@ fn words_messages(
 /// The question whether `me` goes on with the talk: "Would X reply to Y?" while X has not
 /// spoken yet or Y's last line ends in a question, else "Has X anything more to say to Y?".
 /// Asked always whether they would reply, the model said yes to nearly every line and talks
-/// ran on until a line echoed an earlier one (24 of 24 talks of the development days, 28 of
-/// 35 held out, where one declined); asked this way, 14 of 24 and 23 of 35 ended when one
-/// declined, with lines as good by blind labels but fewer of them (BENCHMARKS.md). Asked whether they had more
+/// ran on until a line echoed an earlier one (24 of 24 talks of the development days; 28 of
+/// 35 of the held-out days, 1 declined); asked this way, 14 of 24 and 23 of 35 ended when
+/// one declined, with lines as good by blind labels but fewer of them (BENCHMARKS.md). Asked whether they had more
 /// to say before they had spoken, every speaker of a Friends day said no to the first line.
 pub fn go_on_question(me: &str, other: &str, turns: &[Turn]) -> String {
     let spoke = turns.iter().any(|t| t.name == me);
@@ -336,6 +338,24 @@ pub fn go_on_question(me: &str, other: &str, turns: &[Turn]) -> String {
         format!("Has {me} anything more to say to {other}?")
     } else {
         format!("Would {me} reply to {other}?")
+    }
+}
+
+/// What keeps `text`, `speaker`'s next line (cut to whole sentences in their voice), from
+/// being said after the lines `said`: nothing left of it, a refusal, a repeat of an earlier
+/// line (nothing new to say), or words out of the speaker's voice (the model spoke for the
+/// other or read out the context). `None`: it may be said.
+pub fn line_problem(text: &str, said: &[&str], speaker: &str) -> Option<Ending> {
+    if text.is_empty() {
+        Some(Ending::NothingLeft)
+    } else if is_refusal(text) {
+        Some(Ending::Refusal)
+    } else if repeats_earlier(text, said) {
+        Some(Ending::RepeatsEarlier)
+    } else if out_of_voice(text, speaker) {
+        Some(Ending::OutOfVoice)
+    } else {
+        None
     }
 }
 
@@ -376,7 +396,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
     while turns.len() < MAX_TURNS {
         let me = pair[speaker];
         let other = pair[1 - speaker].state;
-        // Whether to reply weighs how close they are; what to say is asked without it (the
+        // Whether to go on weighs how close they are; what to say is asked without it (the
         // closeness sentence came out in the words: "I'm feeling rather close to Leonard").
         let mut base = situation(me.state, other);
         let mut say_base = words_situation(me.state, other);
@@ -392,6 +412,14 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                     other.name, me.state.name
                 )
             };
+            let starter = &pair[first].state.name;
+            let listener = &pair[1 - first].state.name;
+            let who =
+                if std::env::var_os("HUMANOID_SELF").is_some() && t.starts_with(starter.as_str()) {
+                    format!("{who}, which is about {starter}, not {listener}")
+                } else {
+                    who
+                };
             base.push_str(&format!(" {who}: {t}"));
             say_base.push_str(&format!(" {who}: {t}"));
         }
@@ -401,6 +429,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 "{base}\nConversation so far:\n{}\n{ask}",
                 transcript(&turns),
             );
+            // (The purpose keeps its first name, "reply", so logs of runs compare.)
             if !mind.ask_yes_no("reply", &me.system, &q).await {
                 ended = Ending::Declined;
                 break;
@@ -440,17 +469,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 &line,
                 UTTERANCE_CHARS,
             );
-            let problem = if text.is_empty() {
-                Ending::NothingLeft
-            } else if is_refusal(&text) {
-                Ending::Refusal
-            } else if repeats_earlier(&text, &said) {
-                // Nothing new to say.
-                Ending::RepeatsEarlier
-            } else if out_of_voice(&text, &me.state.name) {
-                // The model spoke for the other or read out the context.
-                Ending::OutOfVoice
-            } else {
+            let Some(problem) = line_problem(&text, &said, &me.state.name) else {
                 break;
             };
             let shown = if text.is_empty() { &line } else { &text };

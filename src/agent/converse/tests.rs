@@ -176,3 +176,35 @@ fn a_speaker_who_has_spoken_is_asked_whether_they_have_more_to_say_unless_asked_
         assert_eq!(go_on_question(eddy, john, &talk), reply, "{q}");
     }
 }
+
+#[test]
+fn a_line_is_not_said_when_empty_refused_repeated_or_out_of_voice() {
+    let joey = "Joey Tribbiani";
+    let said = ["Hey Joey, the pizza in the fridge is mine."];
+    let problem = |text: &str| line_problem(text, &said, joey);
+    assert_eq!(problem(""), Some(Ending::NothingLeft));
+    assert_eq!(
+        problem("I'm sorry, but I can't assist with that."),
+        Some(Ending::Refusal)
+    );
+    assert_eq!(
+        problem("Hey Monica, the pizza in the fridge is mine."),
+        Some(Ending::RepeatsEarlier)
+    );
+    assert_eq!(problem("Joey's hungry again."), Some(Ending::OutOfVoice));
+    assert_eq!(problem("Sorry, I thought it was leftovers."), None);
+    // Each ending has its own words, as fallbacks and reports give them.
+    let words: std::collections::BTreeSet<&str> = [
+        Ending::Declined,
+        Ending::TurnLimit,
+        Ending::RepeatsEarlier,
+        Ending::OutOfVoice,
+        Ending::Refusal,
+        Ending::NoWords,
+        Ending::NothingLeft,
+    ]
+    .iter()
+    .map(|e| e.as_str())
+    .collect();
+    assert_eq!(words.len(), 7);
+}
