@@ -412,14 +412,6 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                     other.name, me.state.name
                 )
             };
-            let starter = &pair[first].state.name;
-            let listener = &pair[1 - first].state.name;
-            let who =
-                if std::env::var_os("HUMANOID_SELF").is_some() && t.starts_with(starter.as_str()) {
-                    format!("{who}, which is about {starter}, not {listener}")
-                } else {
-                    who
-                };
             base.push_str(&format!(" {who}: {t}"));
             say_base.push_str(&format!(" {who}: {t}"));
         }
