@@ -299,17 +299,16 @@ fn words_messages(
     // (BENCHMARKS.md).
     let addressed = |text: String| Message::user(as_addressed(me.state, &other.name, text));
     let mine = |t: &Turn| t.name == me.state.name;
-    let first = match turns.first() {
-        Some(t) if !mine(t) => format!(
-            "{say_base}\n{}: \"{}\"\nWhat does {} say back? Write only {}'s words.",
-            other.name, t.text, me.state.name, me.state.name
+    // The other's first line, if they spoke first, goes in the first message.
+    let (first, rest) = match turns.split_first() {
+        Some((t, rest)) if !mine(t) => (
+            format!(
+                "{say_base}\n{}: \"{}\"\nWhat does {} say back? Write only {}'s words.",
+                other.name, t.text, me.state.name, me.state.name
+            ),
+            rest,
         ),
-        _ => format!("{say_base} {opening}"),
-    };
-    // The other's first line is in the first message already.
-    let rest = match turns.first() {
-        Some(t) if !mine(t) => &turns[1..],
-        _ => turns,
+        _ => (format!("{say_base} {opening}"), turns),
     };
     let mut v = vec![Message::system(&me.system), addressed(first)];
     for t in rest {
@@ -327,8 +326,9 @@ fn words_messages(
 /// Asked always whether they would reply, the model said yes to nearly every line and talks
 /// ran on until a line echoed an earlier one (24 of 24 talks of the development days; 28 of
 /// 35 of the held-out days, 1 declined); asked this way, 14 of 24 and 23 of 35 ended when
-/// one declined, with lines as good by blind labels but fewer of them (BENCHMARKS.md). Asked whether they had more
-/// to say before they had spoken, every speaker of a Friends day said no to the first line.
+/// one declined, with lines as good by blind labels but fewer of them (BENCHMARKS.md).
+/// Asked whether they had more to say before they had spoken, every speaker of a Friends
+/// day said no to the first line.
 pub fn go_on_question(me: &str, other: &str, turns: &[Turn]) -> String {
     let spoke = turns.iter().any(|t| t.name == me);
     let asked = turns
@@ -401,17 +401,11 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         let mut base = situation(me.state, other);
         let mut say_base = words_situation(me.state, other);
         if let Some(t) = &topic {
-            let who = if speaker == first {
-                format!(
-                    "{} wants to talk with {} about this",
-                    me.state.name, other.name
-                )
-            } else {
-                format!(
-                    "{} wants to talk with {} about this",
-                    other.name, me.state.name
-                )
-            };
+            let who = format!(
+                "{} wants to talk with {} about this",
+                pair[first].state.name,
+                pair[1 - first].state.name
+            );
             base.push_str(&format!(" {who}: {t}"));
             say_base.push_str(&format!(" {who}: {t}"));
         }
