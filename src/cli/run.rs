@@ -484,6 +484,7 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         "steps of a day-plan line not gone back to",
         &q.steps_not_gone_back_to,
     );
+    row("steps of their own plan line", &q.steps_of_their_line);
     row("place follows the day plan", &q.place_follows_plan);
     row("urgent needs met within the hour", &q.urgent_needs_met);
     if let Some(p) = &q.place_fits_activity {

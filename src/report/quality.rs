@@ -27,6 +27,9 @@
 //!   name aside) is not one the agent did earlier under the same day-plan line with other steps
 //!   between (an hour-long cycle of steps asked again each hour: Eddy Lin leaves, arrives, sits
 //!   and listens three times over; the same step going on over several steps is fine);
+//! - **steps of their own plan line**: awake steps that are not, word for word, another line
+//!   of the day plan ([`copies_other_line`]: Eddy Lin's "Walk around Johnson Park to clear
+//!   his head", the 5 pm line, at 6:15 pm, at dinner);
 //! - **place follows the day plan**: steps whose day-plan line names one top-level place
 //!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
 //!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
@@ -51,8 +54,8 @@ use serde::Serialize;
 
 use crate::agent::mind::ends_unfinished;
 use crate::agent::place::named_places;
-use crate::agent::plan::starts::{after_subject, goes_on, starts_something};
-use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day, unstopped};
+use crate::agent::plan::starts::{copies_other_line, goes_on, starts_something, step_key};
+use crate::agent::plan::{asleep_in_plan, is_sleep, starts_the_day};
 use crate::agent::state::{line_at, parse_plan_text};
 use crate::agent::utterance::{about_situation, out_of_voice, repeats_earlier, topic_words};
 use crate::agent::PlanLine;
@@ -135,6 +138,10 @@ pub struct QualityReport {
     /// earlier under the same line with other steps between.
     #[serde(default)]
     pub steps_not_gone_back_to: Share,
+    /// Agent-steps awake under a day-plan line that are not another line of the day plan
+    /// ([`copies_other_line`]).
+    #[serde(default)]
+    pub steps_of_their_line: Share,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
@@ -271,6 +278,8 @@ pub fn quality(
                     );
                     let again = line_steps.gone_back(under, step_key(&a.activity, &a.name));
                     r.steps_not_gone_back_to.add(!again, shown);
+                    r.steps_of_their_line
+                        .add(!copies_other_line(&a.activity, &a.name, &plan, m), shown);
                     if goes_on(&plan, m) {
                         r.going_on_not_restarted
                             .add(!starts_something(&a.activity, &a.name), shown);
@@ -341,6 +350,7 @@ pub fn quality(
         no_restart_after_noon: r.no_restart_after_noon.done(),
         going_on_not_restarted: r.going_on_not_restarted.done(),
         steps_not_gone_back_to: r.steps_not_gone_back_to.done(),
+        steps_of_their_line: r.steps_of_their_line.done(),
         place_follows_plan: r.place_follows_plan.done(),
         urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
@@ -370,14 +380,6 @@ impl LineSteps {
         self.last.insert(under, step);
         !fresh && !going_on
     }
-}
-
-/// An activity as compared for repeats: lower case, without its subject in front
-/// ([`after_subject`]) or a final full stop ("John Lin sits down." and "sits down" are the
-/// same step).
-pub fn step_key(activity: &str, name: &str) -> String {
-    let lower = unstopped(activity).to_lowercase();
-    after_subject(&lower, name).trim().to_string()
 }
 
 /// Whether an agent at `location` at `minutes` is in the top-level place its day-plan line
@@ -489,10 +491,6 @@ mod tests {
 
     #[test]
     fn steps_gone_back_to_are_found_under_one_line() {
-        assert_eq!(step_key("John Lin sits down.", "John Lin"), "sits down");
-        assert_eq!(step_key("John sits down", "John Lin"), "sits down");
-        assert_eq!(step_key("Johnny sits", "John Lin"), "johnny sits");
-        assert_eq!(step_key("He sits down.", "John Lin"), "sits down");
         let mut steps = LineSteps::default();
         let under = |m| ("Eddy Lin".into(), "2023-01-03".into(), "plan".into(), m);
         let seq = ["arrive", "sit", "sit", "listen", "arrive", "sit"];

@@ -322,7 +322,9 @@ fn words_messages(
 }
 
 /// The question whether `me` goes on with the talk: "Would X reply to Y?" while X has not
-/// spoken yet or Y's last line ends in a question, else "Has X anything more to say to Y?".
+/// spoken yet or Y's last line asks a question (a question mark anywhere in it: one asked
+/// mid-line and left unanswered ended a talk of session 37's replays), else "Has X anything
+/// more to say to Y?".
 /// Asked always whether they would reply, the model said yes to nearly every line and talks
 /// ran on until a line echoed an earlier one (24 of 24 talks of the development days; 28 of
 /// 35 of the held-out days, 1 declined); asked this way, 14 of 24 and 23 of 35 ended when
@@ -331,9 +333,7 @@ fn words_messages(
 /// day said no to the first line.
 pub fn go_on_question(me: &str, other: &str, turns: &[Turn]) -> String {
     let spoke = turns.iter().any(|t| t.name == me);
-    let asked = turns
-        .last()
-        .is_some_and(|t| t.text.trim_end().ends_with(['?', '？']));
+    let asked = turns.last().is_some_and(|t| t.text.contains(['?', '？']));
     if spoke && !asked {
         format!("Has {me} anything more to say to {other}?")
     } else {

@@ -167,7 +167,13 @@ fn a_speaker_who_has_spoken_is_asked_whether_they_have_more_to_say_unless_asked_
     ];
     assert_eq!(go_on_question(eddy, john, &talk), more);
     // A question calls for an answer (either kind of question mark).
-    for q in ["Did you wash your hands?", "洗手了吗？ "] {
+    // A question inside the line counts too ("Do you think we could meet up soon? I think
+    // we could do some more work.": the talk ended there when only a last "?" counted).
+    for q in [
+        "Did you wash your hands?",
+        "洗手了吗？ ",
+        "Did you wash your hands? The soap is new.",
+    ] {
         let talk = [
             turn(john, "Dinner is ready."),
             turn(eddy, "Coming, Dad."),

@@ -2,11 +2,11 @@
 //! the rest of the hour and the next hour (kept asleep at night by `sleep.rs`).
 
 use crate::llm::constrain::PlanTimes;
-use crate::world::{clock, AgentSpec, World};
+use crate::world::{clock, AgentSpec, Need, Needs, World};
 
 use super::super::mind::Mind;
 use super::super::state::{join_and, line_at, plan_text, AgentState, PlanLine};
-use super::remedy::{pick_remedy, remedies, remedy_lines, Whereabouts};
+use super::remedy::{pick_remedy, remedies, remedy_lines, Remedy, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, keep_plans_sleep, rest_instead_of_sleep,
 };
@@ -16,7 +16,7 @@ use super::{by_building, fill_fixed, quarter_slots, ACTIVITY_CHARS};
 pub const URGENT_NEED: u8 = 1;
 
 /// Whether `need` is urgent at these levels (at or below [`URGENT_NEED`]).
-fn is_urgent(needs: &crate::world::Needs, need: crate::world::Need) -> bool {
+fn is_urgent(needs: &Needs, need: Need) -> bool {
     needs.get(need) <= URGENT_NEED
 }
 
@@ -33,7 +33,8 @@ pub struct PlanChange {
 /// urgent need the agent takes one of its remedies for its steps, and the plan goes on;
 /// otherwise the model says how in one sentence and rewrites the rest of the hour and the
 /// next hour with that change. `others` are where the other agents are
-/// (a lonely agent goes to one of them).
+/// (a lonely agent goes to one of them; with nobody awake it keeps its plan unasked:
+/// [`lonely_with_nobody_up`]).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
     world: &World,
@@ -49,6 +50,11 @@ pub async fn maybe_change_plan(
     // sleeps until 7, got up to eat at the first step of a starving day.
     let doing = line_at(&state.quarter_plan, mind.minutes).map_or(&state.activity, |l| &l.activity);
     if !is_day(mind.minutes) && is_sleep(doing) {
+        return None;
+    }
+    let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
+    if lonely_with_nobody_up(&state.needs, &options) {
+        tracing::info!(agent = %state.name, "lonely with nobody awake to talk to: plan kept");
         return None;
     }
     let mut times = quarter_slots(world, mind.minutes);
@@ -80,7 +86,6 @@ pub async fn maybe_change_plan(
     {
         return None;
     }
-    let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
     if let Some(r) = pick_remedy(mind, system, &state.feeling(), options).await {
         let in_hour: Vec<PlanLine> = upcoming
             .iter()
@@ -128,6 +133,21 @@ pub async fn maybe_change_plan(
         lines,
         carry: Vec::new(),
     })
+}
+
+/// Whether the agent keeps its plan without being asked: its one urgent need is loneliness
+/// and nobody is awake to talk to (`options`, the remedies at hand, empty). Asked for a change
+/// in its own words instead, the 1.5B had a lonely John Lin at 6 am, his son asleep, "stop by
+/// the local restaurant for lunch" at 6:30 am, "head home for dinner" at 6:45 and "finish
+/// dinner and go to bed" at 7 am (a lonely Lin day at 5f55c87), or go to the library for five
+/// hours to meet "a group of music enthusiasts" instead of opening his shop. The plan is
+/// reconsidered an hour later, as for any unmet need.
+fn lonely_with_nobody_up(needs: &Needs, options: &[Remedy]) -> bool {
+    options.is_empty()
+        && is_urgent(needs, Need::Social)
+        && Need::ALL
+            .iter()
+            .all(|&n| n == Need::Social || !is_urgent(needs, n))
 }
 
 /// The change in one sentence, as the model writes it (for a feeling with no urgent need, or
@@ -232,9 +252,9 @@ fn stay_asleep(
 }
 
 /// What meets `need` at `now` (minutes of the day), as a plan change is asked for it.
-fn remedy(need: crate::world::Need, now: u32) -> &'static str {
+fn remedy(need: Need, now: u32) -> &'static str {
     match need {
-        crate::world::Need::Energy if !is_bedtime(now) => "sit down and rest for a while",
+        Need::Energy if !is_bedtime(now) => "sit down and rest for a while",
         n => n.remedy(),
     }
 }
@@ -243,8 +263,8 @@ fn remedy(need: crate::world::Need, now: u32) -> &'static str {
 /// more probable answer) while a need is urgent, so that replanning is not suppressed while
 /// an agent starves. On `eval replan`'s development set this keeps micro-F1 (0.766 against
 /// 0.772 with the tuned threshold alone) and raises yes-F1 (0.713 against 0.647).
-pub fn change_threshold(needs: &crate::world::Needs, tuned: f32) -> f32 {
-    let urgent = crate::world::Need::ALL.iter().any(|&n| is_urgent(needs, n));
+pub fn change_threshold(needs: &Needs, tuned: f32) -> f32 {
+    let urgent = Need::ALL.iter().any(|&n| is_urgent(needs, n));
     if urgent {
         tuned.min(0.5)
     } else {
@@ -316,6 +336,37 @@ mod tests {
             .map(|q| PlanLine::new(10 * 60 + q * 15, "write code"))
             .collect();
         s
+    }
+
+    #[test]
+    fn a_lonely_agent_with_nobody_awake_keeps_its_plan() {
+        let world = crate::world::bundled("lin-family.toml");
+        let john = &world.agents[0];
+        let eddy = |activity: &str| Whereabouts {
+            name: world.agents[1].name.clone(),
+            location: world.agents[1].location.clone(),
+            activity: activity.to_string(),
+        };
+        let here = john.location.clone();
+        let mut needs = Needs::default();
+        needs.set(Need::Social, 0);
+        let keeps = |needs: &Needs, others: &[Whereabouts]| {
+            let options = remedies(john, needs, &here, others, 6 * 60);
+            lonely_with_nobody_up(needs, &options)
+        };
+        assert!(keeps(&needs, &[eddy("Eddy Lin is asleep.")]));
+        assert!(
+            !keeps(&needs, &[eddy("Eddy Lin eats breakfast.")]),
+            "a talk"
+        );
+        needs.set(Need::Fullness, 1);
+        assert!(!keeps(&needs, &[eddy("Eddy Lin is asleep.")]), "a meal");
+        needs.set(Need::Social, 5);
+        needs.set(Need::Fullness, 5);
+        assert!(
+            !keeps(&needs, &[]),
+            "not lonely: the plan may change for a feeling"
+        );
     }
 
     #[test]

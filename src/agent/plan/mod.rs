@@ -382,11 +382,7 @@ async fn new_quarter_plan(
             ACTIVITY_CHARS,
         )
         .await;
-    let (lines, text) = if starts::goes_on(&state.day_plan, mind.minutes) {
-        starts::not_started_again(mind, state, system, &q, &slots, (lines, text)).await
-    } else {
-        (lines, text)
-    };
+    let (lines, text) = starts::asked_again(mind, state, system, &q, &slots, (lines, text)).await;
     let outline = [PlanLine::new(mind.minutes, hour)];
     let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
     by_building(world, &mut lines);
