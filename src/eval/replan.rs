@@ -7,7 +7,9 @@
 //! a need of `eval judge` (micro-F1, yes-F1, shares of yes) at each of several thresholds on
 //! P(yes), so that a model's `yes_threshold.change_plan` can be tuned on a development set.
 //! As in a run, a row with an urgent need is decided at 0.5 when the threshold is higher
-//! ([`change_threshold`]).
+//! ([`change_threshold`]). Every row is asked, also one whose only urgent need is company,
+//! which a run does not ask while nobody is awake to talk to (the rows say nothing of the
+//! others).
 
 use std::path::Path;
 
