@@ -34,7 +34,7 @@ pub struct PlanChange {
 /// otherwise the model says how in one sentence and rewrites the rest of the hour and the
 /// next hour with that change. `others` are where the other agents are
 /// (a lonely agent goes to one of them; with nobody awake it keeps its plan unasked:
-/// [`lonely_with_nobody_up`]).
+/// `lonely_with_nobody_up`).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
     world: &World,

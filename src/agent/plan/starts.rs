@@ -76,7 +76,7 @@ pub fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
 /// Other answers asked for when an hour's 15-minute plan has a fault ([`asked_again`]).
 pub const AGAIN: usize = 2;
 
-/// The 15-minute plan of an hour: `first` if it has no fault ([`faults`]); otherwise
+/// The 15-minute plan of an hour: `first` if it has no fault (`faults`); otherwise
 /// [`AGAIN`] more answers are asked for together and the one with the fewest faults is kept,
 /// the first on a tie. In an hour whose first step goes on with a day-plan line begun before
 /// it ([`goes_on`]) the question again says that the agent is already at it; in another hour
