@@ -32,8 +32,8 @@ pub struct PlanChange {
 /// Asks whether the agent changes the plan because of how they feel; if so, how. For an
 /// urgent need the agent takes one of its remedies for its steps, and the plan goes on;
 /// otherwise the model says how in one sentence and rewrites the rest of the hour and the
-/// next hour with that change. `others` are where the other agents are
-/// (a lonely agent goes to one of them; with nobody awake it keeps its plan unasked:
+/// next hour with that change. `others` are where the other agents are (a lonely agent goes
+/// to one of them; with nobody it knows seen awake it keeps its plan unasked:
 /// `lonely_with_nobody_up`).
 pub async fn maybe_change_plan(
     mind: &Mind<'_>,
@@ -135,19 +135,17 @@ pub async fn maybe_change_plan(
     })
 }
 
-/// Whether the agent keeps its plan without being asked: its one urgent need is loneliness
-/// and nobody is awake to talk to (`options`, the remedies at hand, empty). Asked for a change
-/// in its own words instead, the 1.5B had a lonely John Lin at 6 am, his son asleep, "stop by
-/// the local restaurant for lunch" at 6:30 am, "head home for dinner" at 6:45 and "finish
-/// dinner and go to bed" at 7 am (a lonely Lin day at 5f55c87), or go to the library for five
-/// hours to meet "a group of music enthusiasts" instead of opening his shop. The plan is
+/// Whether the agent keeps its plan without being asked: loneliness is urgent and no remedy
+/// is at hand (`options` empty: nobody it knows is seen awake, and no other need is urgent,
+/// since each of those has a remedy). Whatever else it feels short of urgent (a mood, a need
+/// at 2 or 3) waits with it. Asked for a change in its own words instead, the 1.5B had a
+/// lonely John Lin at 6 am, his son asleep, "stops by the local restaurant for lunch" at 6:30
+/// am, "heads home for dinner" at 6:45 and "finishes dinner and goes to bed" at 7 am, or go to
+/// "the library" for five lines to meet "a group of music enthusiasts" instead of opening his
+/// shop (the seed-0 and seed-1 lonely Lin days of Table 2 at 5f55c87). The plan is
 /// reconsidered an hour later, as for any unmet need.
 fn lonely_with_nobody_up(needs: &Needs, options: &[Remedy]) -> bool {
-    options.is_empty()
-        && is_urgent(needs, Need::Social)
-        && Need::ALL
-            .iter()
-            .all(|&n| n == Need::Social || !is_urgent(needs, n))
+    options.is_empty() && is_urgent(needs, Need::Social)
 }
 
 /// The change in one sentence, as the model writes it (for a feeling with no urgent need, or

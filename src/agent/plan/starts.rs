@@ -6,8 +6,9 @@
 //! with the family" from 7 to 11 pm), and each hour's 15-minute plan is asked for that hour:
 //! Rachel Green ate dinner at 8:30, again at 9:30 and a steak dinner at 10:15 pm; Eddy Lin
 //! "arrives at Oak Hill College" at 9, 10 and 11 am (a Friends day at e27410f, a Lin day at
-//! 5f55c87). `check --quality` counts such steps ([`starts_something`]), and an hour's plan
-//! with a fault is asked for again ([`asked_again`]). Four other ways were measured and not
+//! 5f55c87). `check --quality` counts such steps ([`starts_something`]) and copies
+//! ([`copies_other_line`]), and an hour's plan with a fault is asked for again
+//! ([`asked_again`]). Four other ways were measured and not
 //! kept (BENCHMARKS.md): telling the 1.5B in the first question that the hour goes on with an
 //! activity under way, with or without its last steps; asking for the whole run of hours at
 //! once (it repeated an hour-long cycle); and an hourly plan that splits a run of hours into
@@ -82,11 +83,12 @@ pub const AGAIN: usize = 2;
 /// it ([`goes_on`]) the question again says that the agent is already at it; in another hour
 /// it is the same question, sampled again.
 ///
-/// Asked once, the 1.5B started an activity under way over in 9 of 56 such steps of a Lin
-/// day (Eddy Lin "arrives at Oak Hill College" at 9, 10 and 11 am), and wrote another line of
-/// the day plan into an hour (Eddy Lin, at dinner from 6 pm, "Walk around Johnson Park to
-/// clear his head", the 5 pm line, at 6:15 and 6:45 pm: 25 of 1,922 steps, in 10 of 14 Lin
-/// and Friends days at 5f55c87 to 55668d7; none in a day asked again so, BENCHMARKS.md).
+/// Asked once, the 1.5B started an activity under way over in 9 of 56 steps of hours that go
+/// on in a Lin day (Eddy Lin "arrives at Oak Hill College" at 9, 10 and 11 am), and wrote
+/// another line of the day plan into an hour (Eddy Lin, at dinner from 6 pm, "Walk around
+/// Johnson Park to clear his head", the 5 pm line, at 6:15 and 6:45 pm); such copies were 25
+/// of 1,922 steps of 14 saved Lin and Friends days (5f55c87 to a57ad7e), in 10 of them, and
+/// none in the one Lin day asked again so (BENCHMARKS.md).
 pub async fn asked_again(
     mind: &Mind<'_>,
     state: &AgentState,
