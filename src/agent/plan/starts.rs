@@ -88,7 +88,9 @@ pub const AGAIN: usize = 2;
 /// another line of the day plan into an hour (Eddy Lin, at dinner from 6 pm, "Walk around
 /// Johnson Park to clear his head", the 5 pm line, at 6:15 and 6:45 pm); such copies were 25
 /// of 1,922 steps of 14 saved Lin and Friends days (5f55c87 to a57ad7e), in 10 of them, and
-/// none in the one Lin day asked again so (BENCHMARKS.md).
+/// none in the one Lin day asked again so (BENCHMARKS.md). A step in other words than any
+/// line is no fault: an answer kept may still be off the hour's activity (Eddy composing at
+/// dinner time in a seed-1 day).
 pub async fn asked_again(
     mind: &Mind<'_>,
     state: &AgentState,
