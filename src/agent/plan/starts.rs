@@ -100,7 +100,8 @@ pub async fn asked_again(
     first: (Vec<PlanLine>, String),
 ) -> (Vec<PlanLine>, String) {
     let count = |lines: &[PlanLine]| faults(lines, &state.day_plan, &state.name, slots.len());
-    if count(&first.0) == 0 {
+    let first_faults = count(&first.0);
+    if first_faults == 0 {
         return first;
     }
     let q = if goes_on(&state.day_plan, mind.minutes) {
@@ -124,10 +125,11 @@ pub async fn asked_again(
     let again = mind
         .ask_plans("15m_plan_again", system, asked, ACTIVITY_CHARS)
         .await;
-    let mut best = first;
+    let (mut best, mut fewest) = (first, first_faults);
     for a in again {
-        if count(&a.0) < count(&best.0) {
-            best = a;
+        let n = count(&a.0);
+        if n < fewest {
+            (best, fewest) = (a, n);
         }
     }
     best
