@@ -44,6 +44,10 @@ pub enum EvalCommand {
     /// print both transcripts and the quality report's figures for both (utterances about
     /// something in the situation, in the speaker's voice, not repeats).
     Converse(super::eval_converse::ConverseArgs),
+    /// Score the quality report's step rule (a 15-minute step about as like its day-plan
+    /// line as any other line, by the embedding model) against a CSV of hand-labelled steps
+    /// (columns agent, time, plan, activity, fits); no chat model is loaded.
+    Steps(super::eval_steps::StepsArgs),
 }
 
 /// The arguments every labelled-set evaluation takes (`eval judge`, `place` and `replan`).
@@ -158,6 +162,7 @@ pub fn run(c: EvalCommand) -> Result<()> {
         EvalCommand::Place(a) => super::eval_place::place(a),
         EvalCommand::Replan(a) => super::eval_replan::replan(a),
         EvalCommand::Converse(a) => super::eval_converse::converse(a),
+        EvalCommand::Steps(a) => super::eval_steps::steps(a),
     }
 }
 

@@ -9,6 +9,7 @@ mod eval;
 mod eval_converse;
 mod eval_place;
 mod eval_replan;
+mod eval_steps;
 mod experiment;
 mod inspect;
 mod interview;

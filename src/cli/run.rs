@@ -485,6 +485,9 @@ fn print_quality(a: &CheckArgs, world: &humanoid::world::World) -> Result<()> {
         &q.steps_not_gone_back_to,
     );
     row("steps of their own plan line", &q.steps_of_their_line);
+    if let Some(p) = &q.steps_like_their_line {
+        row("steps like their own plan line", p);
+    }
     row("place follows the day plan", &q.place_follows_plan);
     row("urgent needs met within the hour", &q.urgent_needs_met);
     if let Some(p) = &q.place_fits_activity {

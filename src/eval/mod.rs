@@ -53,6 +53,7 @@ pub mod run_dir;
 pub mod score;
 pub mod sheet;
 pub mod snapshot;
+pub mod step_check;
 
 pub use density::{density, Density};
 pub use diffusion::{diffusion, DiffusionReport};

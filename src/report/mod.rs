@@ -4,6 +4,7 @@
 pub mod check;
 pub mod place_fit;
 pub mod quality;
+pub mod step_fit;
 pub mod urgent_needs;
 
 pub use check::{check_run, check_run_steps, CheckReport};

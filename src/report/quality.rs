@@ -30,6 +30,9 @@
 //! - **steps of their own plan line**: awake steps that are not, word for word, another line
 //!   of the day plan ([`copies_other_line`]: Eddy Lin's "Walk around Johnson Park to clear
 //!   his head", the 5 pm line, at 6:15 pm, at dinner);
+//! - **steps like their own plan line** (with an embedder): awake steps about as like the
+//!   day-plan line in effect as any other waking line ([`super::step_fit`]: Eddy Lin "review
+//!   the composition and make adjustments" at dinner is another line's work in other words);
 //! - **place follows the day plan**: steps whose day-plan line names one top-level place
 //!   ("eat lunch at Hobbs Cafe", "serve customers at the counter": the pharmacy; by the
 //!   walk's own [`named_places`]) with the agent in it, the line's first step (on the way)
@@ -65,6 +68,7 @@ use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
 
 use super::place_fit::{embed, PlaceFit};
+use super::step_fit::{step_share, StepCase};
 
 /// Words of the planning prompts and the agent's context that, in an activity, mean the
 /// model copied them.
@@ -142,6 +146,10 @@ pub struct QualityReport {
     /// ([`copies_other_line`]).
     #[serde(default)]
     pub steps_of_their_line: Share,
+    /// Agent-steps awake under a day-plan line about as like it as any other waking line of
+    /// the day plan, by [`super::step_fit`] (only with an embedder).
+    #[serde(default)]
+    pub steps_like_their_line: Option<Share>,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).
     pub place_follows_plan: Share,
@@ -232,6 +240,7 @@ pub fn quality(
     // Each distinct day plan once per agent.
     let mut plans_seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut line_steps = LineSteps::default();
+    let mut step_cases = Vec::new();
     for st in states {
         let minutes = clock::parse_time(&st.time);
         for a in &st.agents {
@@ -280,6 +289,7 @@ pub fn quality(
                     r.steps_not_gone_back_to.add(!again, shown);
                     r.steps_of_their_line
                         .add(!copies_other_line(&a.activity, &a.name, &plan, m), shown);
+                    step_cases.extend(StepCase::new(&a.activity, &a.name, &plan, m, shown()));
                     if goes_on(&plan, m) {
                         r.going_on_not_restarted
                             .add(!starts_something(&a.activity, &a.name), shown);
@@ -339,6 +349,7 @@ pub fn quality(
     }
     if let Some(e) = embedder {
         r.place_fits_activity = place_share(world, states, e);
+        r.steps_like_their_line = step_share(&step_cases, e);
     }
     QualityReport {
         distinct_plan_lines: r.distinct_plan_lines.done(),
@@ -351,6 +362,7 @@ pub fn quality(
         going_on_not_restarted: r.going_on_not_restarted.done(),
         steps_not_gone_back_to: r.steps_not_gone_back_to.done(),
         steps_of_their_line: r.steps_of_their_line.done(),
+        steps_like_their_line: r.steps_like_their_line.map(Share::done),
         place_follows_plan: r.place_follows_plan.done(),
         urgent_needs_met: super::urgent_needs::urgent_needs_met(states).done(),
         place_fits_activity: r.place_fits_activity.map(Share::done),
