@@ -679,14 +679,18 @@ fn eval_steps_scores_the_step_rule_against_the_labels() {
     .unwrap();
     let out = humanoid(&["eval", "steps", csv.to_str().unwrap(), "--json"]);
     let s: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
-    assert_eq!(s["off_flagged"]["good"], 1, "composing at dinner is off: {s}");
+    assert_eq!(
+        s["off_flagged"]["good"], 1,
+        "composing at dinner is off: {s}"
+    );
     assert_eq!(s["fitting_kept"]["good"], 1, "eating dinner is dinner: {s}");
-    std::fs::write(&csv, "agent,time,plan,activity,fits\nEddy Lin,6 pm,,eat,yes\n").unwrap();
+    std::fs::write(
+        &csv,
+        "agent,time,plan,activity,fits\nEddy Lin,6 pm,,eat,yes\n",
+    )
+    .unwrap();
     let out = humanoid(&["eval", "steps", csv.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("plain.csv: line 2, column 2 (time)"),
-        "{err}"
-    );
+    assert!(err.contains("plain.csv: line 2, column 2 (time)"), "{err}");
 }

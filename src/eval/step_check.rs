@@ -4,7 +4,7 @@
 //! later in its hour, or a brief aside within it) and `no` if it is another line's activity
 //! or something else: the share of `no` steps the rule flags and of `yes` steps it keeps.
 //!
-//! [`like_its_line`]: crate::report::step_fit::like_its_line
+//! [`like_its_line`]: crate::agent::plan::line_fit::like_its_line
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,11 +12,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::error::{open_csv, EvalError, Result};
+use crate::agent::plan::line_fit::{judge_steps, StepCase};
 use crate::agent::state::parse_plan_text;
 use crate::agent::PlanLine;
 use crate::memory::TextEmbedder;
 use crate::report::quality::Share;
-use crate::report::step_fit::{judge_steps, StepCase};
 use crate::world::clock;
 
 /// One labelled step.

@@ -68,7 +68,8 @@ use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
 
 use super::place_fit::{embed, PlaceFit};
-use super::step_fit::{step_share, StepCase};
+use super::step_fit::step_share;
+use crate::agent::plan::line_fit::StepCase;
 
 /// Words of the planning prompts and the agent's context that, in an activity, mean the
 /// model copied them.

@@ -402,6 +402,7 @@ async fn new_quarter_plan(
     lines
 }
 mod change;
+pub mod line_fit;
 mod remedy;
 mod sleep;
 pub mod starts;

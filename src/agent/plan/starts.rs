@@ -1,6 +1,7 @@
 //! Faults of a 15-minute plan, and the plan asked for again when it has one: a step that
 //! starts an activity under way over (arrives, enters, starts, begins), a note in brackets,
-//! a step that is another line of the day plan, a line missing.
+//! a step that is another line of the day plan (word for word, or clearly so by the
+//! embedding model: [`super::line_fit`]), a line missing.
 //!
 //! The hourly plan stretches a day-plan line over every hour until the next one ("have dinner
 //! with the family" from 7 to 11 pm), and each hour's 15-minute plan is asked for that hour:
@@ -14,6 +15,9 @@
 //! once (it repeated an hour-long cycle); and an hourly plan that splits a run of hours into
 //! parts (it copied the line, or the lines before and after it, into the hours).
 
+#[cfg(doc)]
+use super::line_fit::StepVerdict;
+use super::line_fit::{judge_steps, StepCase};
 use super::sleep::{asleep_in_plan, is_sleep};
 use super::{unstopped, ACTIVITY_CHARS};
 use crate::agent::mind::Mind;
@@ -88,9 +92,10 @@ pub const AGAIN: usize = 2;
 /// another line of the day plan into an hour (Eddy Lin, at dinner from 6 pm, "Walk around
 /// Johnson Park to clear his head", the 5 pm line, at 6:15 and 6:45 pm); such copies were 25
 /// of 1,922 steps of 14 saved Lin and Friends days (5f55c87 to a57ad7e), in 10 of them, and
-/// none in the one Lin day asked again so (BENCHMARKS.md). A step in other words than any
-/// line is no fault: an answer kept may still be off the hour's activity (Eddy composing at
-/// dinner time in a seed-1 day).
+/// none in the one Lin day asked again so (BENCHMARKS.md). A step in other words that is
+/// clearly another line's activity by the embedding model is a fault too
+/// ([`StepVerdict::clearly_off`]): on a seed-0 Lin day, steps off their line by hand went from 12 to 9
+/// of 128, with 5 more hours asked again (BENCHMARKS.md).
 pub async fn asked_again(
     mind: &Mind<'_>,
     state: &AgentState,
@@ -99,7 +104,10 @@ pub async fn asked_again(
     slots: &[u32],
     first: (Vec<PlanLine>, String),
 ) -> (Vec<PlanLine>, String) {
-    let count = |lines: &[PlanLine]| faults(lines, &state.day_plan, &state.name, slots.len());
+    let count = |lines: &[PlanLine]| {
+        let off = clearly_off_line(mind, lines, &state.day_plan, &state.name);
+        faults(lines, &off, &state.day_plan, &state.name, slots.len())
+    };
     let first_faults = count(&first.0);
     if first_faults == 0 {
         return first;
@@ -137,19 +145,58 @@ pub async fn asked_again(
 
 /// The faults of a 15-minute plan of `slots` lines: steps that go on with `day_plan`'s line
 /// ([`goes_on`]) and start something ([`starts_something`]), steps that end in a note in
-/// brackets ([`ends_in_note`]) or copy another line of the day plan ([`copies_other_line`]),
-/// and the lines missing. Steps the day plan sleeps through are left out (they become sleep).
-fn faults(lines: &[PlanLine], day_plan: &[PlanLine], name: &str, slots: usize) -> usize {
+/// brackets ([`ends_in_note`]), copy another line of the day plan ([`copies_other_line`]) or
+/// are clearly another line's activity by the embedding model (`off`, one per line:
+/// [`clearly_off_line`]), and the lines missing. Steps the day plan sleeps through are left
+/// out (they become sleep).
+fn faults(
+    lines: &[PlanLine],
+    off: &[bool],
+    day_plan: &[PlanLine],
+    name: &str,
+    slots: usize,
+) -> usize {
     let faulty = lines
         .iter()
-        .filter(|l| !asleep_in_plan(day_plan, l.minutes))
-        .filter(|l| {
+        .zip(off.iter().chain(std::iter::repeat(&false)))
+        .filter(|(l, _)| !asleep_in_plan(day_plan, l.minutes))
+        .filter(|(l, &off)| {
             (goes_on(day_plan, l.minutes) && starts_something(&l.activity, name))
                 || ends_in_note(&l.activity)
                 || copies_other_line(&l.activity, name, day_plan, l.minutes)
+                || off
         })
         .count();
     faulty + slots.saturating_sub(lines.len())
+}
+
+/// For each of `lines`, whether it is clearly another line's activity than its day-plan
+/// line's, by the embedding model ([`StepVerdict::clearly_off`]: Eddy Lin composing at
+/// dinner); all false without an embedder or when it fails.
+fn clearly_off_line(
+    mind: &Mind<'_>,
+    lines: &[PlanLine],
+    day_plan: &[PlanLine],
+    name: &str,
+) -> Vec<bool> {
+    let mut off = vec![false; lines.len()];
+    let Some(embedder) = mind.embedder else {
+        return off;
+    };
+    let (at, cases): (Vec<usize>, Vec<StepCase>) = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !is_sleep(&l.activity))
+        .filter_map(|(i, l)| {
+            StepCase::new(&l.activity, name, day_plan, l.minutes, String::new()).map(|c| (i, c))
+        })
+        .unzip();
+    if let Some(verdicts) = judge_steps(&cases, &mut **embedder.borrow_mut()) {
+        for (i, v) in at.into_iter().zip(verdicts) {
+            off[i] = v.clearly_off();
+        }
+    }
+    off
 }
 
 /// Whether a step at `minutes` is, word for word ([`step_key`]: case, the agent's name in
@@ -227,14 +274,14 @@ mod tests {
             PlanLine::new(630, "study in the library"),
         ];
         let fresh = plan(&["Take notes", "Ask a question", "Listen", "Pack up"]);
-        assert_eq!(faults(&fresh, &day, name, 4), 0);
+        assert_eq!(faults(&fresh, &[], &day, name, 4), 0);
         let again = plan(&[
             "Arrive at Oak Hill College",
             "Eddy starts listening",
             "Sit down",
         ]);
         assert_eq!(
-            faults(&again, &day, name, 4),
+            faults(&again, &[], &day, name, 4),
             3,
             "two restarts and a missing line"
         );
@@ -245,7 +292,7 @@ mod tests {
             "Start reading",
         ]);
         assert_eq!(
-            faults(&library, &day, name, 4),
+            faults(&library, &[], &day, name, 4),
             0,
             "the library line starts at 10:30"
         );
@@ -294,10 +341,17 @@ mod tests {
             PlanLine::new(18 * 60 + 30, "Have dinner with the family"),
             PlanLine::new(18 * 60 + 45, "Walk around Johnson Park to clear his head"),
         ];
-        assert_eq!(faults(&dinner, &day, name, 4), 2);
+        assert_eq!(faults(&dinner, &[], &day, name, 4), 2);
+        // A step clearly off its line by the embedding model is a fault too.
+        assert_eq!(faults(&dinner, &[true, false, false], &day, name, 4), 3);
+        assert_eq!(
+            faults(&dinner, &[false, true], &day, name, 4),
+            2,
+            "counted once"
+        );
         // Before the plan's first line the agent sleeps: no fault there.
         let early = [PlanLine::new(6 * 60 + 45, "Go to Oak Hill College")];
-        assert_eq!(faults(&early, &day, name, 1), 0);
+        assert_eq!(faults(&early, &[], &day, name, 1), 0);
         // A line the plan has twice is no copy where either is in effect.
         let twice = [
             PlanLine::new(8 * 60, "work"),
@@ -324,7 +378,7 @@ mod tests {
         assert!(!ends_in_note("Rest :)"));
         let day = [PlanLine::new(360, "cook")];
         let noted = [PlanLine::new(420, "Stir the pot (next step)")];
-        assert_eq!(faults(&noted, &day, "Monica Geller", 1), 1);
+        assert_eq!(faults(&noted, &[], &day, "Monica Geller", 1), 1);
     }
 
     #[test]
