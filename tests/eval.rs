@@ -644,7 +644,9 @@ fn eval_replan_scores_plan_changes_on_a_real_model() {
 /// `eval steps` on the real embedding model: the quality report's step rule against the
 /// hand-labelled steps of two Lin days (tests/data/steps): the development set it was tuned
 /// on (balanced accuracy 0.888 measured) and the check set labelled before it was run
-/// (0.872), each asserted within 0.02; a clear case each way, and errors named.
+/// (0.872), each asserted within 0.02; the simulation's fault (the rule with a floor) flags
+/// 12 of 18 and 6 of 12 off steps and keeps 106 of 107 and 114 of 116 fitting ones, each
+/// asserted within one step; a clear case each way, and errors named.
 #[test]
 fn eval_steps_scores_the_step_rule_against_the_labels() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/steps");
@@ -653,13 +655,16 @@ fn eval_steps_scores_the_step_rule_against_the_labels() {
         let out = humanoid(&["eval", "steps", path.to_str().unwrap(), "--json"]);
         serde_json::from_str(&ok(&out)).unwrap()
     };
-    for (file, balanced, rows) in [
-        ("lin-family-dev.csv", 0.888, 125),
-        ("lin-family-check.csv", 0.872, 128),
+    for (file, balanced, rows, faulted, unfaulted) in [
+        ("lin-family-dev.csv", 0.888, 125, 12, 106),
+        ("lin-family-check.csv", 0.872, 128, 6, 114),
     ] {
         let s = score(file);
         let b = s["balanced"].as_f64().unwrap();
-        assert!(b >= balanced - 0.02, "{file}: {s}");
+        assert!((b - balanced).abs() <= 0.02, "{file}: {s}");
+        let near = |key: &str, want: i64| (s[key]["good"].as_i64().unwrap() - want).abs() <= 1;
+        assert!(near("off_faulted", faulted), "{file}: {s}");
+        assert!(near("fitting_unfaulted", unfaulted), "{file}: {s}");
         let total = s["off_flagged"]["total"].as_u64().unwrap()
             + s["fitting_kept"]["total"].as_u64().unwrap()
             + s["not_judged"].as_u64().unwrap();

@@ -27,6 +27,14 @@ pub fn steps(a: StepsArgs) -> Result<()> {
     let Some(s) = step_score(&items, &mut embedder) else {
         bail!("the embedding model failed (see the log)");
     };
+    if s.off_flagged.total == 0 || s.fitting_kept.total == 0 {
+        bail!(
+            "{}: the rule judged {} steps labelled off and {} labelled fitting; scoring needs both",
+            a.file.display(),
+            s.off_flagged.total,
+            s.fitting_kept.total
+        );
+    }
     if a.json {
         println!("{}", serde_json::to_string(&s)?);
         return Ok(());
@@ -44,6 +52,16 @@ pub fn steps(a: StepsArgs) -> Result<()> {
         s.balanced,
         s.flagged,
         s.off_flagged.total,
+    );
+    println!(
+        "the simulation's fault (the rule, the other line's cosine at least {}):\n  off steps flagged     {:.3} ({} of {})\n  fitting steps kept    {:.3} ({} of {})",
+        humanoid::agent::plan::line_fit::FAULT_FLOOR,
+        s.off_faulted.share,
+        s.off_faulted.good,
+        s.off_faulted.total,
+        s.fitting_unfaulted.share,
+        s.fitting_unfaulted.good,
+        s.fitting_unfaulted.total,
     );
     for (what, share) in [
         ("off step kept", &s.off_flagged),

@@ -11,8 +11,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::error::{open_csv, EvalError, Result};
+use super::error::{non_empty, open_csv, yes_no_cell, EvalError, Result};
 use crate::agent::plan::line_fit::{judge_steps, StepCase};
+#[cfg(doc)]
+use crate::agent::plan::line_fit::{StepVerdict, FAULT_FLOOR};
 use crate::agent::state::parse_plan_text;
 use crate::agent::PlanLine;
 use crate::memory::TextEmbedder;
@@ -22,7 +24,7 @@ use crate::world::clock;
 /// One labelled step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepItem {
-    /// 1-based line in the file.
+    /// 1-based line in the file where the row starts (a `plan` cell spans several).
     pub line: u64,
     pub agent: String,
     pub minutes: u32,
@@ -35,7 +37,8 @@ pub struct StepItem {
 
 /// Reads a CSV with the columns `agent`, `time` (`hh:mm am`), `plan` (the day plan, one
 /// `hh:mm am: activity` line per line; empty: the agent's plan of its row before),
-/// `activity` and `fits` (`yes`/`no`). Errors name the file, line and column.
+/// `activity` and `fits` (yes/no). Errors name the file, the line where the row starts, and
+/// the column; a plan line that is not `hh:mm am: activity` is an error.
 pub fn read_step_items(path: &Path) -> Result<Vec<StepItem>> {
     let (mut reader, header) = open_csv(path)?;
     let mut cols = BTreeMap::new();
@@ -69,15 +72,20 @@ pub fn read_step_items(path: &Path) -> Result<Vec<StepItem>> {
             )
         })?;
         if !get("plan").is_empty() {
-            let plan = parse_plan_text(get("plan"));
-            if plan.is_empty() {
+            let text = get("plan");
+            if let Some(bad) = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && clock::parse_plan_line(l).is_none())
+            {
                 return Err(cell(
                     line,
                     "plan",
-                    "has no line like \"07:00 am: wake up\"".into(),
+                    format!("{bad:?} is not a line like \"07:00 am: wake up\""),
                 ));
             }
-            plans.insert(agent.clone(), plan);
+            let trimmed: Vec<&str> = text.lines().map(str::trim).collect();
+            plans.insert(agent.clone(), parse_plan_text(&trimmed.join("\n")));
         }
         let plan = plans.get(&agent).cloned().ok_or_else(|| {
             cell(
@@ -90,10 +98,10 @@ pub fn read_step_items(path: &Path) -> Result<Vec<StepItem>> {
         if activity.is_empty() {
             return Err(cell(line, "activity", "is empty".into()));
         }
-        let fits = match get("fits").to_lowercase().as_str() {
-            "yes" => true,
-            "no" => false,
-            other => return Err(cell(line, "fits", format!("{other:?} is not yes or no"))),
+        let fits = match yes_no_cell(get("fits")) {
+            Ok(Some(fits)) => fits,
+            Ok(None) => return Err(cell(line, "fits", "is empty".into())),
+            Err(reason) => return Err(cell(line, "fits", reason)),
         };
         items.push(StepItem {
             line,
@@ -104,13 +112,7 @@ pub fn read_step_items(path: &Path) -> Result<Vec<StepItem>> {
             fits,
         });
     }
-    if items.is_empty() {
-        return Err(EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: "no rows".into(),
-        });
-    }
-    Ok(items)
+    non_empty(path, items, "rows")
 }
 
 /// The step rule against the labels.
@@ -124,6 +126,11 @@ pub struct StepScore {
     pub balanced: f64,
     /// Steps the rule flags, of all it judged.
     pub flagged: usize,
+    /// Steps labelled off that the simulation's fault flags ([`StepVerdict::clearly_off`]:
+    /// the rule, with the other line at least [`FAULT_FLOOR`] like the step).
+    pub off_faulted: Share,
+    /// Steps labelled part of their line that the simulation's fault keeps.
+    pub fitting_unfaulted: Share,
     /// Rows the rule cannot judge (no line in effect, or no other line).
     pub not_judged: usize,
 }
@@ -148,18 +155,23 @@ pub fn step_score(items: &[StepItem], embedder: &mut dyn TextEmbedder) -> Option
     }
     let verdicts = judge_steps(&cases, embedder)?;
     let (mut off, mut fitting) = (Share::default(), Share::default());
+    let (mut off_faulted, mut fitting_unfaulted) = (Share::default(), Share::default());
     for ((item, case), v) in judged.iter().zip(&cases).zip(&verdicts) {
         let shown = || format!("{} (nearer: {})", case.shown, v.nearest);
         if item.fits {
             fitting.add(v.like, shown);
+            fitting_unfaulted.add(!v.clearly_off(), shown);
         } else {
             off.add(!v.like, shown);
+            off_faulted.add(v.clearly_off(), shown);
         }
     }
     let (off, fitting) = (off.done(), fitting.done());
     Some(StepScore {
         balanced: (off.share + fitting.share) / 2.0,
         flagged: verdicts.iter().filter(|v| !v.like).count(),
+        off_faulted: off_faulted.done(),
+        fitting_unfaulted: fitting_unfaulted.done(),
         not_judged: items.len() - judged.len(),
         off_flagged: off,
         fitting_kept: fitting,

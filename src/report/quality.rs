@@ -149,7 +149,6 @@ pub struct QualityReport {
     pub steps_of_their_line: Share,
     /// Agent-steps awake under a day-plan line about as like it as any other waking line of
     /// the day plan, by [`super::step_fit`] (only with an embedder).
-    #[serde(default)]
     pub steps_like_their_line: Option<Share>,
     /// Agent-steps in the place their day-plan line names ([`named_places`]; only steps whose
     /// line names one top-level place, after the line's first step).

@@ -203,9 +203,10 @@ fn feeling_sentence(me: &AgentState) -> String {
 /// A memory about the speaker alone, or their description (left out by
 /// [`speaker_system`]), was said as the other's: with every memory as an option John Lin
 /// brought up his own "takes real pleasure in helping people" in 13 of 29 Lin talks of
-/// Table 2 days, and "You remember your regular customers by name, right?" followed; 15 of
-/// 89 lines of those talks, talked again, got who is who wrong, against 4 of 78 with these
-/// options (BENCHMARKS.md).
+/// Table 2 days, and "You remember your regular customers by name, right?" followed; 11 of
+/// those talks, each talked twice, had 15 of 89 lines that got who is who wrong, against 4
+/// of 78 with these options (labelled blind; held out, 6 of 66 against 1 of 58:
+/// BENCHMARKS.md).
 ///
 /// Nor is going to talk with each other a topic ("Sheldon Cooper goes to Leonard's lab in
 /// Caltech to talk with Leonard Hofstadter", a lonely agent's remedy, or the memory of that
@@ -217,10 +218,8 @@ fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Ve
         format!("what {} is doing: {}", other.name, other.activity),
     ];
     let seen = format!("{} saw ", me.name);
-    let first_name = other.name.split_whitespace().next().unwrap_or(&other.name);
     for m in memories.iter().map(|m| m.trim()) {
-        let of_other = m.contains(first_name);
-        if of_other && !m.starts_with(&seen) && !v.iter().any(|o| o == m) {
+        if names(m, &other.name) && !m.starts_with(&seen) && !v.iter().any(|o| o == m) {
             v.push(m.to_string());
         }
     }
@@ -234,6 +233,18 @@ fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Ve
     } else {
         about_something
     }
+}
+
+/// Whether `text` names `person` by their first name, as a whole word in any case ("Eddy",
+/// "Eddy's"; not "Eddyson").
+fn names(text: &str, person: &str) -> bool {
+    let Some(first) = person.split_whitespace().next() else {
+        return false;
+    };
+    let first = first.to_lowercase();
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == first)
 }
 
 /// Whether `text` is about going to talk with `other` ("... to talk with Leonard

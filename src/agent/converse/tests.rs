@@ -31,6 +31,10 @@ fn topics_are_the_activities_and_the_memories_of_the_other() {
         "a memory about John alone is no topic (it was said as Eddy's)"
     );
     assert_eq!(topic_options(&john, &eddy, &memories[..1]).len(), 2);
+    // The other is named by first name as a word, in any case.
+    assert!(names("John Lin thinks eddy's piece is good.", "Eddy Lin"));
+    assert!(!names("John Lin met Eddyson.", "Eddy Lin"));
+    assert!(!names("anything", " "));
     // Going to talk with the other is no topic, unless nothing else is.
     let mut lonely = john.clone();
     lonely.activity = "John Lin goes to the Kitchen in the house to talk with Eddy Lin.".into();

@@ -34,20 +34,13 @@ pub const LINES_APART: f32 = 0.3;
 /// development set, 114 of 116 and 6 of 12 on the check set.
 pub const FAULT_FLOOR: f32 = 0.45;
 
-impl StepVerdict {
-    /// Whether the step is off its line clearly enough to ask the hour again
-    /// ([`FAULT_FLOOR`]).
-    pub fn clearly_off(&self) -> bool {
-        !self.like && self.nearest_cosine >= FAULT_FLOOR
-    }
-}
-
 /// One awake step to judge: its text and the day-plan lines it is compared with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepCase {
     /// The step as compared ([`step_key`]).
     pub step: String,
-    /// The line in effect and those that start later in the step's hour ([`step_key`]).
+    /// The line in effect, first, and those that start later in the step's hour
+    /// ([`step_key`]).
     pub own: Vec<String>,
     /// The other waking lines of the day plan, not starting later in the step's hour.
     pub others: Vec<String>,
@@ -57,7 +50,8 @@ pub struct StepCase {
 
 impl StepCase {
     /// The case of agent `name`'s step `activity` at `minutes` under `plan`; `None` where
-    /// no line is in effect or the plan has no other line to compare with.
+    /// no line is in effect, the step is empty or the plan has no other line to compare
+    /// with.
     pub fn new(
         activity: &str,
         name: &str,
@@ -69,14 +63,13 @@ impl StepCase {
         let hour_end = (minutes / 60 + 1) * 60;
         let later_in_hour = |l: &PlanLine| l.minutes > minutes && l.minutes < hour_end;
         let key = |l: &PlanLine| step_key(&l.activity, name);
-        let own: Vec<String> = plan
-            .iter()
-            .filter(|l| l.minutes == now.minutes || later_in_hour(l))
+        let own: Vec<String> = std::iter::once(now)
+            .chain(plan.iter().filter(|l| later_in_hour(l)))
             .map(key)
             .collect();
         let others: Vec<String> = plan
             .iter()
-            .filter(|l| l.minutes != now.minutes && !later_in_hour(l) && !is_sleep(&l.activity))
+            .filter(|l| !std::ptr::eq(*l, now) && !later_in_hour(l) && !is_sleep(&l.activity))
             .map(key)
             .filter(|k| !k.is_empty())
             .collect();
@@ -126,6 +119,14 @@ pub struct StepVerdict {
     pub nearest_cosine: f32,
 }
 
+impl StepVerdict {
+    /// Whether the step is off its line clearly enough to ask the hour again
+    /// ([`FAULT_FLOOR`]).
+    pub fn clearly_off(&self) -> bool {
+        !self.like && self.nearest_cosine >= FAULT_FLOOR
+    }
+}
+
 /// [`like_its_line`] for each of `cases`, each distinct text embedded once; `None` (logged)
 /// if the embedder fails.
 pub fn judge_steps(
@@ -150,13 +151,22 @@ pub fn judge_steps(
     let vec_of = |t: &str| &vectors[index[t]];
     let mut verdicts = Vec::with_capacity(cases.len());
     for c in cases {
+        // A case made by hand without its line cannot be judged: it stands.
+        let Some(first) = c.own.first() else {
+            verdicts.push(StepVerdict {
+                like: true,
+                nearest: String::new(),
+                nearest_cosine: f32::MIN,
+            });
+            continue;
+        };
         let step = vec_of(&c.step);
         let own = c
             .own
             .iter()
             .map(|o| cosine(step, vec_of(o)))
             .fold(f32::MIN, f32::max);
-        let line = vec_of(&c.own[0]);
+        let line = vec_of(first);
         let others: Vec<OtherLine> = c
             .others
             .iter()

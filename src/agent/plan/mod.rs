@@ -1,6 +1,8 @@
 //! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`)
 //! when the agent's emotion or needs call for one, an urgent need met by a remedy (`remedy.rs`);
-//! sleep at night by rule (`sleep.rs`). Every plan is written under a constraint (`hh:mm am/pm:
+//! sleep at night by rule (`sleep.rs`); an hour's 15-minute plan asked again when it has a fault
+//! (`starts.rs`), one fault a step another line's activity by the embedding model
+//! (`line_fit.rs`). Every plan is written under a constraint (`hh:mm am/pm:
 //! activity` lines, times as required), so it is well-formed by construction; if too few lines come
 //! back, a logged fallback fills the gaps.
 

@@ -160,11 +160,11 @@ fn faults(
         .iter()
         .zip(off.iter().chain(std::iter::repeat(&false)))
         .filter(|(l, _)| !asleep_in_plan(day_plan, l.minutes))
-        .filter(|(l, &off)| {
+        .filter(|(l, &is_off)| {
             (goes_on(day_plan, l.minutes) && starts_something(&l.activity, name))
                 || ends_in_note(&l.activity)
                 || copies_other_line(&l.activity, name, day_plan, l.minutes)
-                || off
+                || is_off
         })
         .count();
     faulty + slots.saturating_sub(lines.len())
