@@ -94,8 +94,8 @@ pub const AGAIN: usize = 2;
 /// of 1,922 steps of 14 saved Lin and Friends days (5f55c87 to a57ad7e), in 10 of them, and
 /// none in the one Lin day asked again so (BENCHMARKS.md). A step in other words that is
 /// clearly another line's activity by the embedding model is a fault too
-/// ([`StepVerdict::clearly_off`]): on a seed-0 Lin day, steps off their line by hand went from 12 to 9
-/// of 128, with 5 more hours asked again (BENCHMARKS.md).
+/// ([`StepVerdict::clearly_off`]): on Lin days of seeds 0 and 1, steps off their line by hand
+/// went from 30 of 253 to 17 of 256, with 4 to 5 more hours asked again a day (BENCHMARKS.md).
 pub async fn asked_again(
     mind: &Mind<'_>,
     state: &AgentState,
