@@ -214,3 +214,39 @@ fn a_line_is_not_said_when_empty_refused_repeated_or_out_of_voice() {
     .collect();
     assert_eq!(words.len(), 7);
 }
+
+/// The speaker's description is in their context but no topic: "John Lin is married to Mei
+/// Lin and is the father of Eddy Lin" names Eddy, and was read out as a topic.
+#[test]
+fn the_speaker_s_description_is_context_not_a_topic() {
+    use crate::memory::embedder::HashingEmbedder;
+    use crate::memory::stream::StreamConfig;
+    let world = crate::world::bundled("lin-family.toml");
+    let (john, eddy) = lin();
+    let mut embedder = HashingEmbedder::new(32);
+    let mut stream = MemoryStream::new(32, StreamConfig::default()).unwrap();
+    let now = GameTime::from_minutes(600);
+    let seed = "John Lin is married to Mei Lin and is the father of Eddy Lin.";
+    let seen = "John Lin thinks Eddy Lin works hard on his composition.";
+    for (kind, text) in [
+        (MemoryKind::SeedStatement, seed),
+        (MemoryKind::Reflection, seen),
+    ] {
+        stream
+            .add_texts(&mut embedder, kind, &[text], &[Default::default()], now)
+            .unwrap();
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(2023, 1, 3).unwrap();
+    let (system, topics) = speaker_system(
+        &world.agents[0],
+        &john,
+        &eddy,
+        &mut stream,
+        &mut embedder,
+        now,
+        date,
+        600,
+    );
+    assert!(system.contains(seed), "{system}");
+    assert_eq!(topics, [seen]);
+}
