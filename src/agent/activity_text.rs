@@ -1,10 +1,27 @@
 //! Cleaning the model's free text into activities and plan lines: the first line of an
 //! answer, an activity without run-on times or talk about the plan, and a line the length
-//! limit cut ended on a whole phrase.
+//! limit cut ended on a whole phrase; and finding a phrase in a text as whole words.
 
 use crate::llm::constrain;
 
 use super::state::PlanLine;
+
+/// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
+pub fn has_phrase(text: &str, phrase: &str) -> bool {
+    if phrase.is_empty() {
+        return false;
+    }
+    text.match_indices(phrase).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let mut after = text[i + phrase.len()..].chars();
+        let next = match after.next() {
+            Some('s') => after.next(),
+            c => c,
+        };
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        !word(before) && !word(next)
+    })
+}
 
 /// The well-formed lines of a generated plan with their activities cleaned, a line that
 /// reached `max_activity_chars` ended where it can ([`end_of_cut_line`]). Line by line, so

@@ -97,6 +97,18 @@ pub fn yes_no_cell(text: &str) -> std::result::Result<Option<bool>, String> {
     }
 }
 
+/// The index of column `name` in `header` (as [`open_csv`] gives it), or an error naming
+/// `path` and the header when it has none.
+pub fn required_column(path: &std::path::Path, header: &[String], name: &str) -> Result<usize> {
+    header
+        .iter()
+        .position(|h| h == name)
+        .ok_or_else(|| EvalError::Sheet {
+            path: path.to_path_buf(),
+            reason: format!("line 1: no `{name}` column (header: {})", header.join(",")),
+        })
+}
+
 /// `items`, or an error naming `path` when the file had no rows of `what` ("rows").
 pub fn non_empty<T>(path: &std::path::Path, items: Vec<T>, what: &str) -> Result<Vec<T>> {
     if items.is_empty() {

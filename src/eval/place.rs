@@ -48,12 +48,7 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<PlaceItem>> {
     };
     let (mut reader, header) = super::error::open_csv(path)?;
     let col = |name: &str| header.iter().position(|h| h == name);
-    let required = |name: &str| {
-        col(name).ok_or_else(|| EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: format!("line 1: no `{name}` column (header: {})", header.join(",")),
-        })
-    };
+    let required = |name: &str| super::error::required_column(path, &header, name);
     let activity_col = required("activity")?;
     let places_col = required("places")?;
     let (agent_col, time_col, from_col) = (col("agent"), col("time"), col("from"));

@@ -56,12 +56,7 @@ pub fn read_items(path: &Path, world: &World) -> Result<Vec<ReplanItem>> {
     };
     let (mut reader, header) = super::error::open_csv(path)?;
     let col = |name: &str| header.iter().position(|h| h == name);
-    let required = |name: &str| {
-        col(name).ok_or_else(|| EvalError::Sheet {
-            path: path.to_path_buf(),
-            reason: format!("line 1: no `{name}` column (header: {})", header.join(",")),
-        })
-    };
+    let required = |name: &str| super::error::required_column(path, &header, name);
     let (agent_col, time_col, plan_col) =
         (required("agent")?, required("time")?, required("plan")?);
     let (emotion_col, needs_col, place_col, change_col) =

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::error::{non_empty, open_csv, yes_no_cell, EvalError, Result};
+use super::error::{non_empty, open_csv, required_column, yes_no_cell, EvalError, Result};
 use crate::agent::plan::line_fit::{judge_steps, StepCase};
 #[cfg(doc)]
 use crate::agent::plan::line_fit::{StepVerdict, FAULT_FLOOR};
@@ -43,14 +43,7 @@ pub fn read_step_items(path: &Path) -> Result<Vec<StepItem>> {
     let (mut reader, header) = open_csv(path)?;
     let mut cols = BTreeMap::new();
     for name in ["agent", "time", "plan", "activity", "fits"] {
-        let c = header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| EvalError::Sheet {
-                path: path.to_path_buf(),
-                reason: format!("line 1: no `{name}` column (header: {})", header.join(",")),
-            })?;
-        cols.insert(name, c);
+        cols.insert(name, required_column(path, &header, name)?);
     }
     let cell =
         |line, name: &str, reason: String| EvalError::cell(path, line, cols[name], name, reason);

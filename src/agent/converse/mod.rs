@@ -17,6 +17,7 @@ use crate::llm::Message;
 use crate::memory::{GameTime, MemoryKind, MemoryStream, TextEmbedder};
 use crate::world::AgentSpec;
 
+use super::activity_text::has_phrase;
 use super::context::{self, relation_sentence, relationship_sentence};
 use super::mind::{missing, Mind};
 use super::state::AgentState;
@@ -236,15 +237,12 @@ fn topic_options(me: &AgentState, other: &AgentState, memories: &[String]) -> Ve
 }
 
 /// Whether `text` names `person` by their first name, as a whole word in any case ("Eddy",
-/// "Eddy's"; not "Eddyson").
+/// "Eddy's"; not "Eddyson": [`has_phrase`]).
 fn names(text: &str, person: &str) -> bool {
-    let Some(first) = person.split_whitespace().next() else {
-        return false;
-    };
-    let first = first.to_lowercase();
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w == first)
+    person
+        .split_whitespace()
+        .next()
+        .is_some_and(|first| has_phrase(&text.to_lowercase(), &first.to_lowercase()))
 }
 
 /// Whether `text` is about going to talk with `other` ("... to talk with Leonard

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::agent::activity_text::has_phrase;
 use crate::world::World;
 
 use super::child;
@@ -255,23 +256,6 @@ fn says_room(text: &str, room: &str) -> bool {
         !stem.is_empty()
             && (has_phrase(text, &format!("{stem} room"))
                 || has_phrase(text, &format!("{stem} bed")))
-    })
-}
-
-/// Whether `phrase` occurs in `text` as whole words (a plural "s" allowed after it).
-fn has_phrase(text: &str, phrase: &str) -> bool {
-    if phrase.is_empty() {
-        return false;
-    }
-    text.match_indices(phrase).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let mut after = text[i + phrase.len()..].chars();
-        let next = match after.next() {
-            Some('s') => after.next(),
-            c => c,
-        };
-        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-        !word(before) && !word(next)
     })
 }
 

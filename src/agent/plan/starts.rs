@@ -104,11 +104,17 @@ pub async fn asked_again(
     slots: &[u32],
     first: (Vec<PlanLine>, String),
 ) -> (Vec<PlanLine>, String) {
-    let count = |lines: &[PlanLine]| {
-        let off = clearly_off_line(mind, lines, &state.day_plan, &state.name);
-        faults(lines, &off, &state.day_plan, &state.name, slots.len())
+    // Each answer's faults; the answers asked again are judged together, so the day plan's
+    // lines are embedded once for them.
+    let count = |answers: &[&[PlanLine]]| -> Vec<usize> {
+        let off = clearly_off_lines(mind, answers, &state.day_plan, &state.name);
+        answers
+            .iter()
+            .zip(&off)
+            .map(|(lines, off)| faults(lines, off, &state.day_plan, &state.name, slots.len()))
+            .collect()
     };
-    let first_faults = count(&first.0);
+    let first_faults = count(&[&first.0])[0];
     if first_faults == 0 {
         return first;
     }
@@ -133,9 +139,9 @@ pub async fn asked_again(
     let again = mind
         .ask_plans("15m_plan_again", system, asked, ACTIVITY_CHARS)
         .await;
+    let counts = count(&again.iter().map(|a| a.0.as_slice()).collect::<Vec<_>>());
     let (mut best, mut fewest) = (first, first_faults);
-    for a in again {
-        let n = count(&a.0);
+    for (a, n) in again.into_iter().zip(counts) {
         if n < fewest {
             (best, fewest) = (a, n);
         }
@@ -147,7 +153,7 @@ pub async fn asked_again(
 /// ([`goes_on`]) and start something ([`starts_something`]), steps that end in a note in
 /// brackets ([`ends_in_note`]), copy another line of the day plan ([`copies_other_line`]) or
 /// are clearly another line's activity by the embedding model (`off`, one per line:
-/// [`clearly_off_line`]), and the lines missing. Steps the day plan sleeps through are left
+/// [`clearly_off_lines`]), and the lines missing. Steps the day plan sleeps through are left
 /// out (they become sleep).
 fn faults(
     lines: &[PlanLine],
@@ -170,30 +176,37 @@ fn faults(
     faulty + slots.saturating_sub(lines.len())
 }
 
-/// For each of `lines`, whether it is clearly another line's activity than its day-plan
-/// line's, by the embedding model ([`StepVerdict::clearly_off`]: Eddy Lin composing at
-/// dinner); all false without an embedder or when it fails.
-fn clearly_off_line(
+/// For each step of each of `answers`, whether it is clearly another line's activity than
+/// its day-plan line's, by the embedding model ([`StepVerdict::clearly_off`]: Eddy Lin
+/// composing at dinner), all judged in one call (each distinct text embedded once); steps
+/// asleep in the plan or sleep are not judged. All false without an embedder or when it
+/// fails.
+fn clearly_off_lines(
     mind: &Mind<'_>,
-    lines: &[PlanLine],
+    answers: &[&[PlanLine]],
     day_plan: &[PlanLine],
     name: &str,
-) -> Vec<bool> {
-    let mut off = vec![false; lines.len()];
+) -> Vec<Vec<bool>> {
+    let mut off: Vec<Vec<bool>> = answers.iter().map(|a| vec![false; a.len()]).collect();
     let Some(embedder) = mind.embedder else {
         return off;
     };
-    let (at, cases): (Vec<usize>, Vec<StepCase>) = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| !is_sleep(&l.activity))
-        .filter_map(|(i, l)| {
-            StepCase::new(&l.activity, name, day_plan, l.minutes, String::new()).map(|c| (i, c))
-        })
-        .unzip();
+    let mut at = Vec::new();
+    let mut cases = Vec::new();
+    for (k, lines) in answers.iter().enumerate() {
+        for (i, l) in lines.iter().enumerate() {
+            if is_sleep(&l.activity) || asleep_in_plan(day_plan, l.minutes) {
+                continue;
+            }
+            if let Some(c) = StepCase::new(&l.activity, name, day_plan, l.minutes, String::new()) {
+                at.push((k, i));
+                cases.push(c);
+            }
+        }
+    }
     if let Some(verdicts) = judge_steps(&cases, &mut **embedder.borrow_mut()) {
-        for (i, v) in at.into_iter().zip(verdicts) {
-            off[i] = v.clearly_off();
+        for ((k, i), v) in at.into_iter().zip(verdicts) {
+            off[k][i] = v.clearly_off();
         }
     }
     off
