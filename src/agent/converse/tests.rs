@@ -250,3 +250,13 @@ fn the_speaker_s_description_is_context_not_a_topic() {
     assert!(system.contains(seed), "{system}");
     assert_eq!(topics, [seen]);
 }
+
+#[test]
+fn the_more_inclined_starts_and_nobody_when_neither_wants_to() {
+    assert_eq!(starter([0.9, 0.6]), Some(0));
+    assert_eq!(starter([0.6, 0.9]), Some(1));
+    assert_eq!(starter([0.2, 0.7]), Some(1));
+    assert_eq!(starter([0.7, 0.2]), Some(0));
+    assert_eq!(starter([0.8, 0.8]), Some(0));
+    assert_eq!(starter([0.5, 0.4]), None);
+}

@@ -1,7 +1,7 @@
 //! Planning: the day plan, its hourly and 15-minute decompositions, and plan changes (`change.rs`)
 //! when the agent's emotion or needs call for one, an urgent need met by a remedy (`remedy.rs`);
-//! sleep at night by rule (`sleep.rs`); an hour's 15-minute plan asked again when it has a fault
-//! (`starts.rs`), one fault a step another line's activity by the embedding model
+//! sleep at night by rule (`sleep.rs`); an hour's 15-minute plan asked in parts (`quarter.rs`) and
+//! again when it has a fault (`starts.rs`), one fault a step another line's activity by the embedding model
 //! (`line_fit.rs`). Every plan is written under a constraint (`hh:mm am/pm:
 //! activity` lines, times as required), so it is well-formed by construction; if too few lines come
 //! back, a logged fallback fills the gaps.
@@ -12,7 +12,7 @@ use crate::llm::constrain::PlanTimes;
 use crate::world::{clock, AgentSpec, World};
 
 use super::mind::Mind;
-use super::state::{line_at, plan_text, AgentState, PlanLine};
+use super::state::{line_at, plan_text, PlanLine};
 use super::utterance::topic_words;
 
 /// Longest activity in a plan line, in characters.
@@ -255,27 +255,6 @@ fn fill_fixed(
     out
 }
 
-/// The hour's activity with the day plan's lines that start inside the hour (after `from`,
-/// before `end`): "make breakfast for the family in the kitchen, then at 07:30 am: walk to
-/// The Willows Market and Pharmacy and open the shop". The hourly plan has one line an
-/// hour, so without them John Lin's 7 am hour never left the kitchen, and at 8 am, told to
-/// serve customers at the counter while at home, the 1.5B had him take four breaks to go to
-/// the bathroom (a Lin day of session 29).
-pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32) -> String {
-    let mut text = unstopped(hour).to_string();
-    for l in day_plan
-        .iter()
-        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
-    {
-        text.push_str(&format!(
-            ", then at {}: {}",
-            clock::format_time(l.minutes),
-            unstopped(&l.activity)
-        ));
-    }
-    text
-}
-
 /// An activity trimmed, without its final full stop.
 pub fn unstopped(activity: &str) -> &str {
     activity.trim().trim_end_matches('.')
@@ -286,125 +265,9 @@ pub fn same_words(a: &str, b: &str) -> bool {
     unstopped(a).to_lowercase() == unstopped(b).to_lowercase()
 }
 
-/// The 15-minute slots from `from` to the end of its hour (and before the day ends).
-pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
-    let hour_end = (from / 60 + 1) * 60;
-    (from..hour_end.min(world.day_end))
-        .step_by(world.step_minutes as usize)
-        .collect()
-}
-
-/// Puts the steps `carried` over from a plan change in the hour before (a rest that goes on)
-/// in place of the `lines` at the same times.
-pub fn carry_over(lines: &mut [PlanLine], carried: &[PlanLine]) {
-    for c in carried {
-        if let Some(l) = lines.iter_mut().find(|l| l.minutes == c.minutes) {
-            *l = c.clone();
-        }
-    }
-}
-
-/// Whether `plan` has a line at each 15-minute slot from `minutes` to the end of its hour.
-pub fn covers_hour(world: &World, plan: &[PlanLine], minutes: u32) -> bool {
-    quarter_slots(world, minutes)
-        .iter()
-        .all(|&t| plan.iter().any(|l| l.minutes == t))
-}
-
-/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities,
-/// beginning with the steps a plan change in the hour before carried into it (a rest that
-/// goes on: [`carry_over`]).
-pub async fn quarter_plan(
-    mind: &Mind<'_>,
-    world: &World,
-    state: &AgentState,
-    system: &str,
-) -> Vec<PlanLine> {
-    let carried: Vec<PlanLine> = state
-        .quarter_plan
-        .iter()
-        .filter(|l| l.minutes >= mind.minutes)
-        .cloned()
-        .collect();
-    let mut lines = new_quarter_plan(mind, world, state, system).await;
-    carry_over(&mut lines, &carried);
-    lines
-}
-
-/// The hour's 15-minute activities as the model breaks the hour down (none carried).
-async fn new_quarter_plan(
-    mind: &Mind<'_>,
-    world: &World,
-    state: &AgentState,
-    system: &str,
-) -> Vec<PlanLine> {
-    let slots = quarter_slots(world, mind.minutes);
-    // Asleep by the day plan, or for the night, the agent is not asked what it does.
-    let was_asleep = mind.minutes == world.day_start || is_sleep(&state.activity);
-    if asleep_at(&state.day_plan, &slots, was_asleep)
-        .iter()
-        .all(|&a| a)
-    {
-        let mut lines: Vec<PlanLine> = slots.iter().map(|&t| PlanLine::new(t, "")).collect();
-        sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
-        return lines;
-    }
-    let hour_line = line_at(&state.hourly_plan, mind.minutes)
-        .map_or("go about the day".to_string(), |l| l.activity.clone());
-    // The hours around this one are enough context (and keep the prompt short).
-    let around: Vec<PlanLine> = state
-        .hourly_plan
-        .iter()
-        .filter(|l| l.minutes + 60 >= mind.minutes && l.minutes <= mind.minutes + 120)
-        .cloned()
-        .collect();
-    // The hour is named with its end and the earlier hours as done: without that, models
-    // restart the day ("wake up and get dressed") at every hour (seen on the 1.5B).
-    let end = slots
-        .last()
-        .map_or(mind.minutes, |&t| t + world.step_minutes);
-    let hour = with_lines_within(&hour_line, &state.day_plan, mind.minutes, end);
-    let q = format!(
-        "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already done. \
-         From {now} to {end}, {name} will: {hour}. Break only this part of the day into {} steps \
-         of 15 minutes, all part of \"{hour}\": for each, the concrete thing {name} does then, as a \
-         short action (no durations, no explanations), each step different from the one before.",
-        plan_text(&around),
-        slots.len(),
-        name = state.name,
-        now = clock::format_time(mind.minutes),
-        end = clock::format_time(end),
-    );
-    let (lines, text) = mind
-        .ask_plan(
-            "15m_plan",
-            system,
-            &q,
-            PlanTimes::Fixed(slots.clone()),
-            ACTIVITY_CHARS,
-        )
-        .await;
-    let (lines, text) = starts::asked_again(mind, state, system, &q, &slots, (lines, text)).await;
-    let outline = [PlanLine::new(mind.minutes, hour)];
-    let mut lines = fill_fixed("15m_plan", mind, &slots, lines, &text, &outline);
-    by_building(world, &mut lines);
-    sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
-    if !was_asleep {
-        let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
-        let restarts = sleep::keep_awake(&mut lines, &hour_line, up_for_an_hour);
-        if restarts > 0 {
-            mind.fallback(
-                "15m_plan",
-                format!("{restarts} {AWAKE_RULE}"),
-                &text,
-                "the hour's activity",
-            );
-        }
-    }
-    lines
-}
 mod change;
 pub mod line_fit;
+mod quarter;
 mod remedy;
 mod sleep;
 pub mod starts;
@@ -412,6 +275,9 @@ pub mod starts;
 pub use change::{
     apply_change, change_question, change_threshold, maybe_change_plan, part_of_day, PlanChange,
     URGENT_NEED,
+};
+pub use quarter::{
+    carry_over, covers_hour, hour_parts, quarter_plan, quarter_slots, with_lines_within, HourPart,
 };
 pub use remedy::{remedies, Remedy, Whereabouts};
 pub use sleep::{
@@ -486,25 +352,6 @@ mod tests {
             ]
         );
         assert_eq!(n, 3);
-    }
-
-    #[test]
-    fn an_hour_names_the_day_plans_lines_that_start_inside_it() {
-        let plan = [
-            PlanLine::new(390, "make breakfast"),
-            PlanLine::new(450, "walk to the shop"),
-            PlanLine::new(480, "serve customers"),
-        ];
-        assert_eq!(
-            with_lines_within("Make breakfast.", &plan, 420, 480),
-            "Make breakfast, then at 07:30 am: walk to the shop"
-        );
-        assert_eq!(
-            with_lines_within("serve customers", &plan, 480, 540),
-            "serve customers"
-        );
-        // A line at the hour's own start or end is not inside it.
-        assert_eq!(with_lines_within("walk", &plan, 450, 480), "walk");
     }
 
     #[test]

@@ -118,12 +118,13 @@ pub async fn asked_again(
     if first_faults == 0 {
         return first;
     }
-    let q = if goes_on(&state.day_plan, mind.minutes) {
-        let since = line_at(&state.day_plan, mind.minutes).map_or(mind.minutes, |l| l.minutes);
+    let from = slots.first().copied().unwrap_or(mind.minutes);
+    let q = if goes_on(&state.day_plan, from) {
+        let since = line_at(&state.day_plan, from).map_or(from, |l| l.minutes);
         let until = state
             .day_plan
             .iter()
-            .find(|l| l.minutes > mind.minutes && slots.contains(&l.minutes))
+            .find(|l| l.minutes > from && slots.contains(&l.minutes))
             .map(|l| format!("until {}, ", clock::format_time(l.minutes)))
             .unwrap_or_default();
         format!(

@@ -1,0 +1,318 @@
+//! An hour's 15-minute plan: the hour in parts by the day-plan lines that start inside it,
+//! each part asked for its steps (all parts in one batch), a part with a fault asked again
+//! ([`starts::asked_again`]), the steps a plan change carried into the hour kept.
+
+use crate::llm::constrain::PlanTimes;
+use crate::world::{clock, World};
+
+use super::sleep::{self, asleep_at, asleep_in_plan, is_sleep, sleep_in_plan};
+use super::{by_building, fill_fixed, same_words, starts, unstopped, ACTIVITY_CHARS, AWAKE_RULE};
+use crate::agent::mind::Mind;
+use crate::agent::state::{line_at, plan_text, AgentState, PlanLine};
+
+/// The hour's activity with the day plan's lines that start inside the hour (after `from`,
+/// before `end`): "make breakfast for the family in the kitchen, then at 07:30 am: walk to
+/// The Willows Market and Pharmacy and open the shop". The hourly plan has one line an
+/// hour, so without them John Lin's 7 am hour never left the kitchen, and at 8 am, told to
+/// serve customers at the counter while at home, the 1.5B had him take four breaks to go to
+/// the bathroom (a Lin day of session 29).
+pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32) -> String {
+    let mut text = unstopped(hour).to_string();
+    for l in day_plan
+        .iter()
+        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
+    {
+        text.push_str(&format!(
+            ", then at {}: {}",
+            clock::format_time(l.minutes),
+            unstopped(&l.activity)
+        ));
+    }
+    text
+}
+
+/// A part of an hour's 15-minute plan: its slots, from the first to `end`, and the activity
+/// they are all part of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HourPart {
+    pub from: u32,
+    pub end: u32,
+    /// The day-plan (or hourly) line in effect.
+    pub line: String,
+    /// The line with the day plan's lines that start in the part but at no slot of it.
+    pub activity: String,
+    pub slots: Vec<u32>,
+}
+
+/// An hour's `slots` in parts: from the first, the hour's activity (`hour_line`); from the
+/// first slot at or after each day-plan line that starts inside the hour, that line's.
+/// A line between the last slot and the hour's end, or two lines before one slot, are named
+/// in the part they fall in ([`with_lines_within`]). Asked as one part with "then at 12:30
+/// pm: grab lunch at Hobbs Cafe", the 1.5B kept Eddy Lin in the library through his lunch
+/// (a Lin day of session 38).
+pub fn hour_parts(
+    hour_line: &str,
+    day_plan: &[PlanLine],
+    slots: &[u32],
+    step_minutes: u32,
+) -> Vec<HourPart> {
+    let (Some(&from), Some(&last)) = (slots.first(), slots.last()) else {
+        return Vec::new();
+    };
+    let end = last + step_minutes;
+    let within: Vec<&PlanLine> = day_plan
+        .iter()
+        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour_line))
+        .collect();
+    // The activity at each slot: the last line begun inside the hour by then.
+    let mut parts: Vec<(u32, &str, Vec<u32>)> = Vec::new();
+    for &t in slots {
+        let act = within
+            .iter()
+            .rev()
+            .find(|l| l.minutes <= t)
+            .map_or(hour_line, |l| l.activity.as_str());
+        match parts.last_mut() {
+            Some((_, a, s)) if *a == act => s.push(t),
+            _ => parts.push((t, act, vec![t])),
+        }
+    }
+    let starts: Vec<u32> = parts.iter().skip(1).map(|p| p.0).chain([end]).collect();
+    parts
+        .into_iter()
+        .zip(starts)
+        .map(|((from, act, slots), end)| HourPart {
+            from,
+            end,
+            line: act.to_string(),
+            activity: with_lines_within(act, day_plan, from, end),
+            slots,
+        })
+        .collect()
+}
+
+/// The 15-minute slots from `from` to the end of its hour (and before the day ends).
+pub fn quarter_slots(world: &World, from: u32) -> Vec<u32> {
+    let hour_end = (from / 60 + 1) * 60;
+    (from..hour_end.min(world.day_end))
+        .step_by(world.step_minutes as usize)
+        .collect()
+}
+
+/// Puts the steps `carried` over from a plan change in the hour before (a rest that goes on)
+/// in place of the `lines` at the same times.
+pub fn carry_over(lines: &mut [PlanLine], carried: &[PlanLine]) {
+    for c in carried {
+        if let Some(l) = lines.iter_mut().find(|l| l.minutes == c.minutes) {
+            *l = c.clone();
+        }
+    }
+}
+
+/// Whether `plan` has a line at each 15-minute slot from `minutes` to the end of its hour.
+pub fn covers_hour(world: &World, plan: &[PlanLine], minutes: u32) -> bool {
+    quarter_slots(world, minutes)
+        .iter()
+        .all(|&t| plan.iter().any(|l| l.minutes == t))
+}
+
+/// Decomposes the hour starting at (or containing) `minutes` into 15-minute activities,
+/// beginning with the steps a plan change in the hour before carried into it (a rest that
+/// goes on: [`carry_over`]).
+pub async fn quarter_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Vec<PlanLine> {
+    let carried: Vec<PlanLine> = state
+        .quarter_plan
+        .iter()
+        .filter(|l| l.minutes >= mind.minutes)
+        .cloned()
+        .collect();
+    let mut lines = new_quarter_plan(mind, world, state, system).await;
+    carry_over(&mut lines, &carried);
+    lines
+}
+
+/// The hour's 15-minute activities as the model breaks the hour down (none carried).
+async fn new_quarter_plan(
+    mind: &Mind<'_>,
+    world: &World,
+    state: &AgentState,
+    system: &str,
+) -> Vec<PlanLine> {
+    let slots = quarter_slots(world, mind.minutes);
+    // Asleep by the day plan, or for the night, the agent is not asked what it does.
+    let was_asleep = mind.minutes == world.day_start || is_sleep(&state.activity);
+    if asleep_at(&state.day_plan, &slots, was_asleep)
+        .iter()
+        .all(|&a| a)
+    {
+        let mut lines: Vec<PlanLine> = slots.iter().map(|&t| PlanLine::new(t, "")).collect();
+        sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
+        return lines;
+    }
+    let hour_line = line_at(&state.hourly_plan, mind.minutes)
+        .map_or("go about the day".to_string(), |l| l.activity.clone());
+    // The hours around this one are enough context (and keep the prompt short).
+    let around: Vec<PlanLine> = state
+        .hourly_plan
+        .iter()
+        .filter(|l| l.minutes + 60 >= mind.minutes && l.minutes <= mind.minutes + 120)
+        .cloned()
+        .collect();
+    let parts = hour_parts(&hour_line, &state.day_plan, &slots, world.step_minutes);
+    // Each part is named with its end and what comes before as done: without that, models
+    // restart the day ("wake up and get dressed") at every hour (seen on the 1.5B).
+    let questions: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{name}'s plan around this time:\n{}\nIt is {now}; what comes before is already \
+                 done. From {now} to {end}, {name} will: {what}. Break only this part of the day \
+                 into {n} {steps} of 15 minutes, all part of \"{what}\": for each, the concrete \
+                 thing {name} does then, as a short action (no durations, no explanations), each \
+                 step different from the one before.",
+                plan_text(&around),
+                name = state.name,
+                now = clock::format_time(p.from),
+                end = clock::format_time(p.end),
+                what = p.activity,
+                n = p.slots.len(),
+                steps = if p.slots.len() == 1 { "step" } else { "steps" },
+            )
+        })
+        .collect();
+    let asked = questions
+        .iter()
+        .zip(&parts)
+        .map(|(q, p)| (q.clone(), PlanTimes::Fixed(p.slots.clone())))
+        .collect();
+    let answers = mind
+        .ask_plans("15m_plan", system, asked, ACTIVITY_CHARS)
+        .await;
+    let mut lines = Vec::with_capacity(slots.len());
+    let mut texts = Vec::with_capacity(parts.len());
+    for ((p, q), first) in parts.iter().zip(&questions).zip(answers) {
+        let (part, text) = starts::asked_again(mind, state, system, q, &p.slots, first).await;
+        let outline = [PlanLine::new(p.from, p.activity.clone())];
+        lines.extend(fill_fixed(
+            "15m_plan", mind, &p.slots, part, &text, &outline,
+        ));
+        texts.push(text);
+    }
+    let text = texts.join("\n");
+    by_building(world, &mut lines);
+    sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
+    if !was_asleep {
+        let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
+        let mut restarts = 0;
+        let mut rest = lines.as_mut_slice();
+        for p in &parts {
+            let (part, after) = rest.split_at_mut(p.slots.len().min(rest.len()));
+            restarts += sleep::keep_awake(part, &p.line, up_for_an_hour);
+            rest = after;
+        }
+        if restarts > 0 {
+            mind.fallback(
+                "15m_plan",
+                format!("{restarts} {AWAKE_RULE}"),
+                &text,
+                "the hour's activity",
+            );
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_hour_names_the_day_plans_lines_that_start_inside_it() {
+        let plan = [
+            PlanLine::new(390, "make breakfast"),
+            PlanLine::new(450, "walk to the shop"),
+            PlanLine::new(480, "serve customers"),
+        ];
+        assert_eq!(
+            with_lines_within("Make breakfast.", &plan, 420, 480),
+            "Make breakfast, then at 07:30 am: walk to the shop"
+        );
+        assert_eq!(
+            with_lines_within("serve customers", &plan, 480, 540),
+            "serve customers"
+        );
+        // A line at the hour's own start or end is not inside it.
+        assert_eq!(with_lines_within("walk", &plan, 450, 480), "walk");
+    }
+
+    #[test]
+    fn an_hour_is_asked_in_parts_at_the_day_plans_lines_inside_it() {
+        let plan = [
+            PlanLine::new(690, "study harmony in the college library"),
+            PlanLine::new(750, "grab lunch at Hobbs Cafe"),
+            PlanLine::new(830, "work on his composition"),
+        ];
+        let slots = [720, 735, 750, 765];
+        let parts = hour_parts("study harmony in the college library", &plan, &slots, 15);
+        let got: Vec<_> = parts
+            .iter()
+            .map(|p| (p.from, p.end, p.activity.as_str(), p.slots.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    720,
+                    750,
+                    "study harmony in the college library",
+                    vec![720, 735]
+                ),
+                (750, 780, "grab lunch at Hobbs Cafe", vec![750, 765]),
+            ]
+        );
+        // A line between slots starts its part at the next slot and is named in the part
+        // before; a line after the last slot is named in the last part.
+        let plan = [
+            PlanLine::new(780, "grab lunch"),
+            PlanLine::new(800, "walk home"),
+            PlanLine::new(830, "work on his composition"),
+        ];
+        let parts = hour_parts("grab lunch", &plan, &[780, 795, 810, 825], 15);
+        let got: Vec<_> = parts
+            .iter()
+            .map(|p| (p.from, p.line.as_str(), p.activity.as_str(), p.slots.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    780,
+                    "grab lunch",
+                    "grab lunch, then at 01:20 pm: walk home",
+                    2
+                ),
+                (
+                    810,
+                    "walk home",
+                    "walk home, then at 01:50 pm: work on his composition",
+                    2
+                ),
+            ]
+        );
+        // The hour's own line again inside it makes no part; no slots, no parts.
+        let plan = [
+            PlanLine::new(480, "serve customers"),
+            PlanLine::new(510, "Serve customers."),
+        ];
+        assert_eq!(
+            hour_parts("serve customers", &plan, &[480, 495, 510, 525], 15).len(),
+            1
+        );
+        assert!(hour_parts("serve customers", &plan, &[], 15).is_empty());
+    }
+}
