@@ -206,25 +206,50 @@ async fn new_quarter_plan(
     let text = texts.join("\n");
     by_building(world, &mut lines);
     sleep_in_plan(&state.name, &state.day_plan, &mut lines, was_asleep);
-    if !was_asleep {
-        let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
-        let mut restarts = 0;
-        let mut rest = lines.as_mut_slice();
-        for p in &parts {
-            let (part, after) = rest.split_at_mut(p.slots.len().min(rest.len()));
-            restarts += sleep::keep_awake(part, &p.line, up_for_an_hour);
-            rest = after;
-        }
-        if restarts > 0 {
-            mind.fallback(
-                "15m_plan",
-                format!("{restarts} {AWAKE_RULE}"),
-                &text,
-                "the hour's activity",
-            );
-        }
+    let up_for_an_hour = !asleep_in_plan(&state.day_plan, mind.minutes.saturating_sub(60));
+    let restarts = keep_parts_awake(
+        &mut lines,
+        &parts,
+        &state.day_plan,
+        was_asleep,
+        up_for_an_hour,
+    );
+    if restarts > 0 {
+        mind.fallback(
+            "15m_plan",
+            format!("{restarts} {AWAKE_RULE}"),
+            &text,
+            "the hour's activity",
+        );
     }
     lines
+}
+
+/// [`sleep::keep_awake`] on each part of an hour's `lines` with the part's line: in an hour
+/// the agent was awake at the start of (`was_asleep` false; up for an hour or not), and in a
+/// part after an awake one, which is up. How many lines changed. Eddy Lin, told to "eat
+/// breakfast in the kitchen" at 7:30 after "wake up and get dressed" at 7, had "Wake up" at
+/// 7:30 (a Lin day of session 40).
+fn keep_parts_awake(
+    lines: &mut [PlanLine],
+    parts: &[HourPart],
+    day_plan: &[PlanLine],
+    was_asleep: bool,
+    up_for_an_hour: bool,
+) -> usize {
+    let mut restarts = 0;
+    let mut at = 0;
+    for (i, p) in parts.iter().enumerate() {
+        let end = (at + p.slots.len()).min(lines.len());
+        let part = &mut lines[at..end];
+        at = end;
+        let after_awake =
+            i > 0 && !is_sleep(&parts[i - 1].line) && !asleep_in_plan(day_plan, parts[i - 1].from);
+        if !was_asleep || after_awake {
+            restarts += sleep::keep_awake(part, &p.line, up_for_an_hour || after_awake);
+        }
+    }
+    restarts
 }
 
 #[cfg(test)]
@@ -314,5 +339,42 @@ mod tests {
             1
         );
         assert!(hour_parts("serve customers", &plan, &[], 15).is_empty());
+    }
+
+    #[test]
+    fn a_part_after_an_awake_one_does_not_wake_up_again() {
+        let plan = [
+            PlanLine::new(420, "wake up and get dressed"),
+            PlanLine::new(450, "eat breakfast in the kitchen"),
+        ];
+        let parts = hour_parts("wake up and get dressed", &plan, &[420, 435, 450, 465], 15);
+        let mut lines = vec![
+            PlanLine::new(420, "Eddy Lin wakes up"),
+            PlanLine::new(435, "Eddy Lin puts on his shoes"),
+            PlanLine::new(450, "Wake up"),
+            PlanLine::new(465, "Get dressed"),
+        ];
+        // Asleep before the hour: its first part may wake up, the part after may not.
+        assert_eq!(keep_parts_awake(&mut lines, &parts, &plan, true, false), 1);
+        let acts: Vec<&str> = lines.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "Eddy Lin wakes up",
+                "Eddy Lin puts on his shoes",
+                "eat breakfast in the kitchen",
+                "Get dressed"
+            ]
+        );
+        // A part after one the plan sleeps through is not up.
+        let night = [PlanLine::new(450, "wake up and get dressed")];
+        let parts = hour_parts("asleep", &night, &[420, 435, 450, 465], 15);
+        let mut lines = vec![
+            PlanLine::new(420, "sleeping"),
+            PlanLine::new(435, "sleeping"),
+            PlanLine::new(450, "Wake up"),
+            PlanLine::new(465, "Get dressed"),
+        ];
+        assert_eq!(keep_parts_awake(&mut lines, &parts, &night, true, false), 0);
     }
 }
