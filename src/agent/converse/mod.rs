@@ -414,6 +414,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         let c = mind.chosen("start_conversation", r, &["yes", "no"], 1);
         *w = c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0);
     }
+    tracing::debug!(a = %a.state.name, b = %b.state.name, ?wants, "P(yes) to starting a talk");
     let first = starter(wants)?;
     // 2. What the starter wants to talk about, which grounds every turn (a small model left
     // to itself trades greetings: "I'm ready!" / "I'm ready too!").
