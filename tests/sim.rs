@@ -136,8 +136,9 @@ fn hours_that_go_on_are_counted_on_a_real_day() {
     for e in going_on["examples"].as_array().unwrap() {
         assert!(e.as_str().unwrap().contains("(plan: "), "{e}");
     }
-    // An hour's plan asked for again is asked `AGAIN` times at once, for an hour the agent is
-    // awake in for some of it by the day plan it had then.
+    // An hour's plan asked for again is asked `AGAIN` times at once for each part of the hour
+    // that had a fault (an hour in which a day-plan line starts is asked in parts), for an
+    // hour the agent is awake in for some of it by the day plan it had then.
     use humanoid::agent::plan::asleep_in_plan;
     use humanoid::agent::plan::starts::AGAIN;
     let states: Vec<StateFile> = state_files(&dir)
@@ -160,7 +161,12 @@ fn hours_that_go_on_are_counted_on_a_real_day() {
         assert!(awake, "{agent} at {}", e.time);
         *asked_again.entry((agent, e.time.clone())).or_insert(0) += 1;
     }
-    assert!(asked_again.values().all(|&n| n == AGAIN), "{asked_again:?}");
+    assert!(
+        asked_again
+            .values()
+            .all(|&n| n % AGAIN == 0 && n <= 4 * AGAIN),
+        "{asked_again:?}"
+    );
 }
 
 /// Sleep at night is the day plan's: every step the plan sleeps through (Eddy Lin's hour

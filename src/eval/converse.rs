@@ -274,7 +274,7 @@ pub fn replay(
                     memories: systems[1].1.clone(),
                 };
                 let mind = Mind::new(&name, p, engine, table, date, minutes).with_letters(letters);
-                let c = converse(&mind, &a, &b).await;
+                let c = converse(&mind, &a, &b).await.ok();
                 (c, mind.take_fallbacks())
             }),
         ));

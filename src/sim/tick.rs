@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
-use crate::agent::converse::{converse, speaker_system, Conversation, Speaker};
+use crate::agent::converse::{converse, speaker_system, Conversation, NoTalk, Speaker};
 use crate::agent::plan::{is_sleep, Whereabouts};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
@@ -383,7 +383,7 @@ impl Sim {
         let s = self.state.step;
         let agents = &self.state.agents;
         let letters = self.world.letters();
-        let mut tasks: Tasks<'_, Option<Conversation>> = Vec::new();
+        let mut tasks: Tasks<'_, Result<Conversation, NoTalk>> = Vec::new();
         for &(i, j) in &pairs {
             let port = Port::new(key_of(&[seed, s, i as u64, j as u64, 3]));
             let p = port.clone();
@@ -418,9 +418,14 @@ impl Sim {
             let name = self.state.agents[i].name.clone();
             log.calls(&name, &r.calls);
             log.fallbacks(&r.fallbacks);
-            if let Some(c) = r.value {
+            // A talk begun that came to nothing starts the cooldown too: on SmolLM2 Eddy Lin,
+            // whose opening lines were out of his voice, began one at six steps of two hours
+            // (session 40).
+            if !matches!(r.value, Err(NoTalk::NobodyStarts)) {
                 self.state.last_talk.retain(|&(a, b, _)| (a, b) != (i, j));
                 self.state.last_talk.push((i, j, now.0));
+            }
+            if let Ok(c) = r.value {
                 log.counters.conversations += 1;
                 out.push((i, j, c));
             }

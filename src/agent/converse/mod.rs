@@ -386,8 +386,21 @@ pub fn starter(wants: [f32; 2]) -> Option<usize> {
     (a.max(b) > 0.5).then_some(usize::from(b > a))
 }
 
+/// Why a meeting made no conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoTalk {
+    /// Neither wanted to start one.
+    NobodyStarts,
+    /// One started, and no line was said (each problem a fallback).
+    NothingSaid,
+}
+
 /// Runs a conversation between `a` and `b` if either wants one.
-pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Option<Conversation> {
+pub async fn converse(
+    mind: &Mind<'_>,
+    a: &Speaker<'_>,
+    b: &Speaker<'_>,
+) -> Result<Conversation, NoTalk> {
     let pair = [a, b];
     // 1. Who starts: both are asked together and the more inclined starts (P(yes) above
     // one half, the higher; `a` on a tie). Asked in turn, the first asked started every
@@ -415,7 +428,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         *w = c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0);
     }
     tracing::debug!(a = %a.state.name, b = %b.state.name, ?wants, "P(yes) to starting a talk");
-    let first = starter(wants)?;
+    let first = starter(wants).ok_or(NoTalk::NobodyStarts)?;
     // 2. What the starter wants to talk about, which grounds every turn (a small model left
     // to itself trades greetings: "I'm ready!" / "I'm ready too!").
     let topic = {
@@ -516,7 +529,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
         speaker = 1 - speaker;
     }
     if turns.is_empty() {
-        return None;
+        return Err(NoTalk::NothingSaid);
     }
     // 2. Judgements, all in one batch.
     let text = transcript(&turns);
@@ -552,7 +565,7 @@ pub async fn converse(mind: &Mind<'_>, a: &Speaker<'_>, b: &Speaker<'_>) -> Opti
                 .map(|c| Emotion::ALL[c.index]);
         }
     }
-    Some(Conversation {
+    Ok(Conversation {
         topic,
         turns,
         enjoyed,
