@@ -263,9 +263,9 @@ impl Sim {
                 .enumerate()
                 .map(|(t, turn)| {
                     let reaction = if Some(t) == li {
-                        Some(enjoy_word(c.enjoyed[0]))
+                        Some(c.reaction(0))
                     } else if Some(t) == lj {
-                        Some(enjoy_word(c.enjoyed[1]))
+                        Some(c.reaction(1))
                     } else {
                         None
                     };
@@ -282,7 +282,7 @@ impl Sim {
                     turns.push(TurnSnapshot {
                         name: name.clone(),
                         text: None,
-                        reaction: Some(enjoy_word(c.enjoyed[k])),
+                        reaction: Some(c.reaction(k)),
                     });
                 }
             }
@@ -419,8 +419,8 @@ impl Sim {
             log.calls(&name, &r.calls);
             log.fallbacks(&r.fallbacks);
             // A talk begun that came to nothing starts the cooldown too: on SmolLM2 Eddy Lin,
-            // whose opening lines were out of his voice, began one at six steps of two hours
-            // (session 40).
+            // whose opening lines were out of his voice, began again at every step from 6:15
+            // to 7 pm (session 40).
             if !matches!(r.value, Err(NoTalk::NobodyStarts)) {
                 self.state.last_talk.retain(|&(a, b, _)| (a, b) != (i, j));
                 self.state.last_talk.push((i, j, now.0));
@@ -597,8 +597,4 @@ impl Sim {
             log.push(Some(&name), &body);
         }
     }
-}
-
-fn enjoy_word(enjoyed: bool) -> String {
-    if enjoyed { "enjoyed" } else { "did not enjoy" }.to_string()
 }

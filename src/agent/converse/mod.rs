@@ -1,11 +1,12 @@
-//! Conversations between two agents at the same place: each decides whether to talk (from
-//! who they are, what both are doing, how they feel and how close they are), the one who
-//! starts picks what to bring up (what either is doing, or one of their memories in the
-//! context: a `choose` over a numbered list), the talk alternates (each speaker asked for
-//! their words in a chat of the lines so far) until one declines (asked whether they reply or
-//! have anything more to say), a line repeats an earlier one, steps out of the speaker's voice,
-//! is refused twice or comes to nothing, or the turn limit, then each judges whether they
-//! enjoyed it (closeness ±1) and how they feel. How it ended is kept ([`Ending`]).
+//! Conversations between two agents at the same place: both are asked whether they would
+//! start one (from who they are, what both are doing, how they feel and how close they are)
+//! and the more inclined starts ([`starter`]); the one who starts picks what to bring up
+//! (what either is doing, or one of their memories in the context: a `choose` over a
+//! numbered list), the talk alternates (each speaker asked for their words in a chat of the
+//! lines so far) until one declines (asked whether they reply or have anything more to say),
+//! a line repeats an earlier one, steps out of the speaker's voice, is refused twice or comes
+//! to nothing, or the turn limit, then each judges whether they enjoyed it (closeness ±1) and
+//! how they feel. How it ended is kept ([`Ending`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +98,18 @@ pub struct Conversation {
     pub emotions: [Option<Emotion>; 2],
     /// How it ended.
     pub ended: Ending,
+}
+
+impl Conversation {
+    /// How participant `k` took the talk, as a state file says it.
+    pub fn reaction(&self, k: usize) -> String {
+        if self.enjoyed[k] {
+            "enjoyed"
+        } else {
+            "did not enjoy"
+        }
+        .to_string()
+    }
 }
 
 /// How a conversation moves a participant's closeness to the other: +1 if they enjoyed it,
@@ -395,7 +408,7 @@ pub enum NoTalk {
     NothingSaid,
 }
 
-/// Runs a conversation between `a` and `b` if either wants one.
+/// Runs a conversation between `a` and `b` if either wants one; why not, otherwise.
 pub async fn converse(
     mind: &Mind<'_>,
     a: &Speaker<'_>,
