@@ -42,7 +42,7 @@ pub struct Meeting {
     /// "07:00 am".
     pub time: String,
     pub place: String,
-    /// The two, the one the run asked first first.
+    /// The two, the pair's first (who starts on a tie) first.
     pub names: [String; 2],
     /// What the run said.
     pub turns: Vec<Turn>,

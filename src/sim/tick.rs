@@ -35,7 +35,7 @@ pub struct SimState {
     pub end_step: u64,
     pub seed: u64,
     pub agents: Vec<AgentState>,
-    /// When each pair of agents (by index) last finished a conversation (game minutes).
+    /// When each pair of agents (by index) last began a conversation (game minutes).
     pub last_talk: Vec<(usize, usize, u64)>,
     pub counters: Counters,
 }

@@ -395,7 +395,7 @@ pub fn line_problem(text: &str, said: &[&str], speaker: &str) -> Option<Ending> 
 /// Who starts, from each one's P(yes) to starting: the more inclined of those above one
 /// half (the first on a tie); `None` when neither wants to.
 pub fn starter(wants: [f32; 2]) -> Option<usize> {
-    let [a, b] = wants;
+    let [a, b] = wants.map(|w| if w.is_nan() { 0.0 } else { w });
     (a.max(b) > 0.5).then_some(usize::from(b > a))
 }
 
@@ -435,11 +435,12 @@ pub async fn converse(
             )
         })
         .collect();
-    let mut wants = [0.0f32; 2];
-    for (w, r) in wants.iter_mut().zip(mind.port.run(requests).await) {
+    let mut results = mind.port.run(requests).await.into_iter();
+    let wants = [0, 1].map(|_| {
+        let r = results.next().unwrap_or_else(missing);
         let c = mind.chosen("start_conversation", r, &["yes", "no"], 1);
-        *w = c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0);
-    }
+        c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0)
+    });
     tracing::debug!(a = %a.state.name, b = %b.state.name, ?wants, "P(yes) to starting a talk");
     let first = starter(wants).ok_or(NoTalk::NobodyStarts)?;
     // 2. What the starter wants to talk about, which grounds every turn (a small model left

@@ -259,4 +259,5 @@ fn the_more_inclined_starts_and_nobody_when_neither_wants_to() {
     assert_eq!(starter([0.7, 0.2]), Some(0));
     assert_eq!(starter([0.8, 0.8]), Some(0));
     assert_eq!(starter([0.5, 0.4]), None);
+    assert_eq!(starter([f32::NAN, 0.6]), Some(1));
 }

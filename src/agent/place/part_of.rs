@@ -6,8 +6,8 @@ use crate::agent::state::AgentState;
 /// The activity as the walk weighs it at `minutes`: the step with the plan line it is part
 /// of ("John Lin sits down at the table (part of: eat lunch at Hobbs Cafe)"), so that a
 /// step that names no place stays where its part of the plan happens. The line is the day
-/// plan's when one starts inside the hour by then (the 15-minute plan is asked with those,
-/// [`crate::agent::plan::with_lines_within`]), else the hour's; the step alone when that is the
+/// plan's when one starts inside the hour by then (the 15-minute plan is asked in parts at
+/// those, [`crate::agent::plan::hour_parts`]), else the hour's; the step alone when that is the
 /// same words, sleep, or rewritten by a plan change. Asked about the step alone, the 1.5B
 /// took John Lin home from Hobbs Cafe to sit down for lunch, and from his counter to
 /// "continue to serve customers" (a Lin day of session 29).

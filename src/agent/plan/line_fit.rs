@@ -4,7 +4,7 @@
 //! sees a step that does another line's activity in other words (Eddy Lin "review the
 //! composition and make adjustments" at 6:15 pm, at dinner), which the word-for-word rule
 //! ([`copies_other_line`](super::starts::copies_other_line)) cannot. Lines that start later
-//! in the step's hour are no other line (the hour's question names them), nor are sleep
+//! in the step's hour are no other line (as the labels count them), nor are sleep
 //! lines (sleep steps are not judged). The quality report counts such steps
 //! (`report::step_fit`).
 

@@ -73,7 +73,7 @@ pub fn hour_parts(
             .find(|l| l.minutes <= t)
             .map_or(hour_line, |l| l.activity.as_str());
         match parts.last_mut() {
-            Some((_, a, s)) if *a == act => s.push(t),
+            Some((_, a, s)) if same_words(a, act) => s.push(t),
             _ => parts.push((t, act, vec![t])),
         }
     }
@@ -197,7 +197,7 @@ async fn new_quarter_plan(
     let mut texts = Vec::with_capacity(parts.len());
     for ((p, q), first) in parts.iter().zip(&questions).zip(answers) {
         let (part, text) = starts::asked_again(mind, state, system, q, &p.slots, first).await;
-        let outline = [PlanLine::new(p.from, p.activity.clone())];
+        let outline = [PlanLine::new(p.from, p.line.clone())];
         lines.extend(fill_fixed(
             "15m_plan", mind, &p.slots, part, &text, &outline,
         ));

@@ -78,14 +78,15 @@ pub fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
     line_at(plan, minutes).is_some_and(|l| l.minutes + 60 <= hour)
 }
 
-/// Other answers asked for when an hour's 15-minute plan has a fault ([`asked_again`]).
+/// Other answers asked for when (a part of) an hour's 15-minute plan has a fault
+/// ([`asked_again`]).
 pub const AGAIN: usize = 2;
 
-/// The 15-minute plan of an hour: `first` if it has no fault (`faults`); otherwise
-/// [`AGAIN`] more answers are asked for together and the one with the fewest faults is kept,
-/// the first on a tie. In an hour whose first step goes on with a day-plan line begun before
-/// it ([`goes_on`]) the question again says that the agent is already at it; in another hour
-/// it is the same question, sampled again.
+/// The 15-minute plan of an hour, or of a part of one ([`super::hour_parts`]), at `slots`:
+/// `first` if it has no fault (`faults`); otherwise [`AGAIN`] more answers are asked for
+/// together and the one with the fewest faults is kept, the first on a tie. Where the first
+/// slot goes on with a day-plan line begun before its hour ([`goes_on`]) the question again
+/// says that the agent is already at it; elsewhere it is the same question, sampled again.
 ///
 /// Asked once, the 1.5B started an activity under way over in 9 of 56 steps of hours that go
 /// on in a Lin day (Eddy Lin "arrives at Oak Hill College" at 9, 10 and 11 am), and wrote
@@ -120,15 +121,10 @@ pub async fn asked_again(
     }
     let from = slots.first().copied().unwrap_or(mind.minutes);
     let q = if goes_on(&state.day_plan, from) {
+        // (A line that starts at a later slot starts a part of its own: no "until" to say.)
         let since = line_at(&state.day_plan, from).map_or(from, |l| l.minutes);
-        let until = state
-            .day_plan
-            .iter()
-            .find(|l| l.minutes > from && slots.contains(&l.minutes))
-            .map(|l| format!("until {}, ", clock::format_time(l.minutes)))
-            .unwrap_or_default();
         format!(
-            "{question} {name} has been at this since {} and is already there: {until}no step \
+            "{question} {name} has been at this since {} and is already there: no step \
              arrives, goes somewhere or starts anything again.",
             clock::format_time(since),
             name = state.name,
@@ -215,7 +211,7 @@ fn clearly_off_lines(
 
 /// Whether a step at `minutes` is, word for word ([`step_key`]: case, the agent's name in
 /// front and a final full stop aside), a line of `day_plan` other than the one in effect
-/// then, and not one that starts later in the same hour (the hour's question names those):
+/// then, and not one that starts later in the same hour (as the labels of `tests/data/steps/` count them):
 /// "Walk around Johnson Park to clear his head", the 5 pm line, at 6:15 pm, at dinner. "Eddy
 /// Lin walks around Johnson Park" is other words and not counted; nor is sleep.
 pub fn copies_other_line(activity: &str, name: &str, day_plan: &[PlanLine], minutes: u32) -> bool {
