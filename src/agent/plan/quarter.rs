@@ -18,10 +18,7 @@ use crate::agent::state::{line_at, plan_text, AgentState, PlanLine};
 /// the bathroom (a Lin day of session 29).
 pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32) -> String {
     let mut text = unstopped(hour).to_string();
-    for l in day_plan
-        .iter()
-        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
-    {
+    for l in lines_within(hour, day_plan, from, end) {
         text.push_str(&format!(
             ", then at {}: {}",
             clock::format_time(l.minutes),
@@ -29,6 +26,19 @@ pub fn with_lines_within(hour: &str, day_plan: &[PlanLine], from: u32, end: u32)
         ));
     }
     text
+}
+
+/// The day plan's lines that start after `from` and before `end`, other than the `hour`'s own
+/// activity again.
+fn lines_within<'a>(
+    hour: &'a str,
+    day_plan: &'a [PlanLine],
+    from: u32,
+    end: u32,
+) -> impl Iterator<Item = &'a PlanLine> {
+    day_plan
+        .iter()
+        .filter(move |l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
 }
 
 /// A part of an hour's 15-minute plan: its slots, from the first to `end`, and the activity
@@ -60,10 +70,7 @@ pub fn hour_parts(
         return Vec::new();
     };
     let end = last + step_minutes;
-    let within: Vec<&PlanLine> = day_plan
-        .iter()
-        .filter(|l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour_line))
-        .collect();
+    let within: Vec<&PlanLine> = lines_within(hour_line, day_plan, from, end).collect();
     // The activity at each slot: the last line begun inside the hour by then.
     let mut parts: Vec<(u32, &str, Vec<u32>)> = Vec::new();
     for &t in slots {
