@@ -1,28 +1,33 @@
 //! The plan line a step is part of, which the walk weighs with the step's own words.
 
-use crate::agent::plan::{same_words, unstopped};
+use crate::agent::plan::{part_line, same_words, unstopped};
 use crate::agent::state::AgentState;
 
 /// The activity as the walk weighs it at `minutes`: the step with the plan line it is part
 /// of ("John Lin sits down at the table (part of: eat lunch at Hobbs Cafe)"), so that a
-/// step that names no place stays where its part of the plan happens. The line is the day
-/// plan's when one starts inside the hour by then (the 15-minute plan is asked in parts at
-/// those, [`crate::agent::plan::hour_parts`]), else the hour's; the step alone when that is the
-/// same words, sleep, or rewritten by a plan change. Asked about the step alone, the 1.5B
-/// took John Lin home from Hobbs Cafe to sit down for lunch, and from his counter to
-/// "continue to serve customers" (a Lin day of session 29).
+/// step that names no place stays where its part of the plan happens. The line is the one
+/// the hour's 15-minute plan was asked for at that time ([`part_line`]: a day-plan line
+/// begun inside the hour by then, else the hour's); the step alone when that is the same
+/// words or sleep, when a plan change rewrote the hour, or when the step is the remedy a
+/// change took (the plan's own steps after it keep their line). Asked about the step alone,
+/// the 1.5B took John Lin home from Hobbs Cafe to sit down for lunch, and from his counter
+/// to "continue to serve customers" (a Lin day of session 29); after a meal at home it kept
+/// him unpacking the shop's deliveries in his kitchen (a Lin day of session 40).
 pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
     let step = state.activity.trim();
     let hour_start = minutes / 60 * 60;
-    let part = state.part_of.as_deref().map(|hour| {
-        crate::agent::state::line_at(&state.day_plan, minutes)
-            .filter(|l| l.minutes > hour_start)
-            .map_or(hour, |l| l.activity.as_str())
-            .trim()
-    });
+    let remedy = state
+        .suggested_change
+        .as_deref()
+        .is_some_and(|s| same_words(step, s));
+    let part = state
+        .part_of
+        .as_deref()
+        .map(|hour| part_line(hour, &state.day_plan, hour_start, minutes).trim());
     match part {
         Some(part)
-            if !part.is_empty()
+            if !remedy
+                && !part.is_empty()
                 && part != crate::agent::plan::ASLEEP
                 && !crate::agent::plan::is_sleep(part)
                 && !same_words(step, part) =>
@@ -73,6 +78,48 @@ mod tests {
         ];
         assert!(placed_activity(&s, 435).ends_with("(part of: Make breakfast in the kitchen)"));
         assert!(placed_activity(&s, 450).ends_with("(part of: walk to the pharmacy)"));
+    }
+
+    #[test]
+    fn a_remedy_is_placed_alone_and_the_hours_steps_after_it_with_their_line() {
+        use crate::agent::plan::{apply_change, PlanChange};
+        use crate::agent::PlanLine;
+        let world = lin();
+        let mut s = AgentState::from_spec(&world.agents[0], false);
+        let unpack = "unpack deliveries in the storage room";
+        s.part_of = Some(unpack.into());
+        s.quarter_plan = vec![
+            PlanLine::new(960, "John Lin opens a box."),
+            PlanLine::new(975, "John Lin opens another box."),
+            PlanLine::new(990, "He places the items on the shelf."),
+        ];
+        let eat = "John Lin gets something to eat.";
+        let remedy = PlanChange {
+            suggestion: eat.into(),
+            lines: vec![
+                PlanLine::new(960, eat),
+                PlanLine::new(975, eat),
+                PlanLine::new(990, "He places the items on the shelf."),
+            ],
+            carry: Vec::new(),
+            remedy: true,
+        };
+        apply_change(&mut s, &remedy, 960);
+        s.activity = eat.into();
+        assert_eq!(placed_activity(&s, 975), eat);
+        s.activity = "He places the items on the shelf.".into();
+        assert_eq!(
+            placed_activity(&s, 990),
+            format!("He places the items on the shelf (part of: {unpack})")
+        );
+        // A rewritten hour is no longer part of its line.
+        let rewritten = PlanChange {
+            remedy: false,
+            suggestion: "take the afternoon off".into(),
+            ..remedy
+        };
+        apply_change(&mut s, &rewritten, 990);
+        assert_eq!(placed_activity(&s, 990), s.activity);
     }
 
     const ASLEEP_LINE: &str = crate::agent::plan::ASLEEP;

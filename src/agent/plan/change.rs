@@ -27,6 +27,8 @@ pub struct PlanChange {
     pub lines: Vec<PlanLine>,
     /// The first steps of the next hour's 15-minute plan, when a remedy goes on into it.
     pub carry: Vec<PlanLine>,
+    /// A remedy: the hour's own steps after it are kept, still part of the hour's line.
+    pub remedy: bool,
 }
 
 /// Asks whether the agent changes the plan because of how they feel; if so, how. For an
@@ -100,6 +102,7 @@ pub async fn maybe_change_plan(
             lines,
             carry,
             suggestion: r.activity,
+            remedy: true,
         });
     }
     let suggestion = free_suggestion(mind, state, &upcoming, system).await?;
@@ -132,6 +135,7 @@ pub async fn maybe_change_plan(
         suggestion,
         lines,
         carry: Vec::new(),
+        remedy: false,
     })
 }
 
@@ -319,7 +323,11 @@ pub fn apply_change(state: &mut AgentState, change: &PlanChange, now: u32) {
         }
     }
     state.suggested_change = Some(change.suggestion.clone());
-    state.part_of = None;
+    // The hour's steps a remedy leaves are still part of the hour's line (placed with it);
+    // a rewritten hour is no longer.
+    if !change.remedy {
+        state.part_of = None;
+    }
 }
 
 #[cfg(test)]
@@ -406,6 +414,7 @@ mod tests {
             suggestion: suggestion.into(),
             lines: lines.iter().map(|&(m, a)| PlanLine::new(m, a)).collect(),
             carry: Vec::new(),
+            remedy: false,
         }
     }
 

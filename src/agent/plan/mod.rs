@@ -277,7 +277,8 @@ pub use change::{
     URGENT_NEED,
 };
 pub use quarter::{
-    carry_over, covers_hour, hour_parts, quarter_plan, quarter_slots, with_lines_within, HourPart,
+    carry_over, covers_hour, hour_parts, part_line, quarter_plan, quarter_slots, with_lines_within,
+    HourPart,
 };
 pub use remedy::{remedies, Remedy, Whereabouts};
 pub use sleep::{

@@ -41,6 +41,26 @@ fn lines_within<'a>(
         .filter(move |l| l.minutes > from && l.minutes < end && !same_words(&l.activity, hour))
 }
 
+/// The activity a step at `minutes` is part of, in the hour from `hour_start` whose line is
+/// `hour_line`: the last day-plan line begun inside the hour by then (after its start, other
+/// than the hour's line again), else the hour's line. One rule for the parts an hour is asked
+/// in ([`hour_parts`]) and the line a step is placed with
+/// ([`crate::agent::place::placed_activity`]).
+pub fn part_line<'a>(
+    hour_line: &'a str,
+    day_plan: &'a [PlanLine],
+    hour_start: u32,
+    minutes: u32,
+) -> &'a str {
+    day_plan
+        .iter()
+        .rev()
+        .find(|l| {
+            l.minutes > hour_start && l.minutes <= minutes && !same_words(&l.activity, hour_line)
+        })
+        .map_or(hour_line, |l| l.activity.as_str())
+}
+
 /// A part of an hour's 15-minute plan: its slots, from the first to `end`, and the activity
 /// they are all part of.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,8 +74,10 @@ pub struct HourPart {
     pub slots: Vec<u32>,
 }
 
-/// An hour's `slots` in parts: from the first, the hour's activity (`hour_line`); from the
-/// first slot at or after each day-plan line that starts inside the hour, that line's.
+/// An hour's `slots` in parts: from the first, the hour's activity (`hour_line`), or the
+/// day-plan line begun inside the hour before it (a plan asked for mid-hour); from the first
+/// slot at or after each day-plan line that starts inside the hour, that line's
+/// ([`part_line`]).
 /// A line between the last slot and the hour's end, or two lines before one slot, are named
 /// in the part they fall in ([`with_lines_within`]). Asked as one part with "then at 12:30
 /// pm: grab lunch at Hobbs Cafe", the 1.5B kept Eddy Lin in the library through his lunch
@@ -70,15 +92,10 @@ pub fn hour_parts(
         return Vec::new();
     };
     let end = last + step_minutes;
-    let within: Vec<&PlanLine> = lines_within(hour_line, day_plan, from, end).collect();
-    // The activity at each slot: the last line begun inside the hour by then.
+    let hour_start = from / 60 * 60;
     let mut parts: Vec<(u32, &str, Vec<u32>)> = Vec::new();
     for &t in slots {
-        let act = within
-            .iter()
-            .rev()
-            .find(|l| l.minutes <= t)
-            .map_or(hour_line, |l| l.activity.as_str());
+        let act = part_line(hour_line, day_plan, hour_start, t);
         match parts.last_mut() {
             Some((_, a, s)) if same_words(a, act) => s.push(t),
             _ => parts.push((t, act, vec![t])),
@@ -346,6 +363,17 @@ mod tests {
             1
         );
         assert!(hour_parts("serve customers", &plan, &[], 15).is_empty());
+        // Asked mid-hour, the first part is the line begun inside the hour before it.
+        let plan = [
+            PlanLine::new(690, "study harmony in the college library"),
+            PlanLine::new(750, "grab lunch at Hobbs Cafe"),
+        ];
+        let parts = hour_parts(&plan[0].activity, &plan, &[765], 15);
+        assert_eq!(parts[0].line, "grab lunch at Hobbs Cafe");
+        assert_eq!(
+            part_line(&plan[0].activity, &plan, 720, 735),
+            plan[0].activity
+        );
     }
 
     #[test]
