@@ -50,7 +50,8 @@ pub fn others_rooms(world: &World, name: &str, parent: &[String], options: &[&st
 /// buildings) names the agent's home when the option the agent is in (`current`) has no
 /// such part ("play a game in the living room" at the office; not a bathroom break), and
 /// none of them otherwise. Going to bed with no bedroom of one's own, when nothing else is
-/// named, names the place where the world starts the agent.
+/// named, names the place where the world starts the agent; the family, when nothing else
+/// is named, the agent's home.
 pub fn named_places(
     world: &World,
     name: &str,
@@ -215,7 +216,14 @@ pub fn named_places(
     if marks.contains(&true) {
         return marks;
     }
-    options.iter().map(|o| bed_at_start(o)).collect()
+    // "have dinner with the family", named nowhere else: the agent's home, unless leaving
+    // it. Eddy Lin, in Johnson Park at 6 pm, had dinner with the family there (the 1.5B's
+    // answer barely preferred home; a Lin day of session 40).
+    let with_family = has_phrase(&text, "family") && !text.contains("leav");
+    options
+        .iter()
+        .map(|o| bed_at_start(o) || (with_family && is_home(o)))
+        .collect()
 }
 
 /// Lowercase, with typographic apostrophes as plain ones ("Monica’s" and "monica's" match).
@@ -350,6 +358,16 @@ mod tests {
         );
         assert_eq!(named("John Lin", "relax at home", &house).len(), 5);
         assert!(named("John Lin", "leave home for work", &[]).is_empty());
+        // The family, named nowhere else, is at home.
+        assert_eq!(
+            named("Eddy Lin", "have dinner with the family", &[]),
+            ["Lin family's house"]
+        );
+        assert_eq!(
+            named("Eddy Lin", "have lunch with the family at Hobbs Cafe", &[]),
+            ["Hobbs Cafe"]
+        );
+        assert!(named("Eddy Lin", "leave the family dinner early", &[]).is_empty());
     }
 
     #[test]
