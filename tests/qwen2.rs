@@ -271,8 +271,7 @@ fn a_short_lin_family_run_on_the_1_5b_has_no_fallback() {
     // The quality report on the real run: the first two steps' activities are actions in
     // the world's script, none cut off mid-phrase.
     let report = util::ok(&util::humanoid(&["check", d, "--quality", "--json"]));
-    let json = report.lines().find(|l| l.starts_with('{')).unwrap_or("");
-    let quality: serde_json::Value = serde_json::from_str(json).unwrap();
+    let quality: serde_json::Value = serde_json::from_str(&report).unwrap();
     for line in [
         "activities_in_script",
         "activities_are_actions",

@@ -118,8 +118,12 @@ fn quality_json(dir: &Path) -> serde_json::Value {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    let json = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
-    serde_json::from_str(json).unwrap()
+    // stdout is the one JSON object; the well-formedness line goes to stderr.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("well-formed: 100.0%"),
+        "{out:?}"
+    );
+    serde_json::from_str(&stdout).unwrap()
 }
 
 /// The quality report counts the steps of hours that go on with a day-plan line begun at

@@ -530,7 +530,15 @@ pub fn check(a: CheckArgs) -> Result<()> {
             .with_context(|| format!("checking {}", a.dir.display()))?;
         (world, report, Some(config.steps))
     };
-    println!(
+    // With `--quality --json` stdout is the one JSON object; the rest goes to stderr.
+    let say = |line: String| {
+        if a.quality && a.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
         "well-formed: {:.1}% of {} agent states ({} state files{})",
         report.percent(),
         report.agent_states + report.missing_agent_states,
@@ -539,9 +547,9 @@ pub fn check(a: CheckArgs) -> Result<()> {
             || format!(" checked against {}", world.name),
             |p| format!(" of {p} planned steps")
         )
-    );
+    ));
     for p in &report.problems {
-        println!("  {p}");
+        say(format!("  {p}"));
     }
     let list = |names: &[String]| -> String {
         let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
@@ -554,19 +562,19 @@ pub fn check(a: CheckArgs) -> Result<()> {
         format!("{}{tail}", shown.join(", "))
     };
     if !report.missing.is_empty() {
-        println!(
+        say(format!(
             "  missing {} state files of planned steps (an unfinished run: `humanoid resume {}`): {}",
             report.missing.len(),
             a.dir.display(),
             list(&report.missing)
-        );
+        ));
     }
     if !report.extra.is_empty() {
-        println!(
+        say(format!(
             "  {} state files of no planned step: {}",
             report.extra.len(),
             list(&report.extra)
-        );
+        ));
     }
     if a.quality {
         print_quality(&a, &world)?;
