@@ -211,9 +211,9 @@ fn clearly_off_lines(
 
 /// Whether a step at `minutes` is, word for word ([`step_key`]: case, the agent's name in
 /// front and a final full stop aside), a line of `day_plan` other than the one in effect
-/// then, and not one that starts later in the same hour (as the labels of `tests/data/steps/` count them):
-/// "Walk around Johnson Park to clear his head", the 5 pm line, at 6:15 pm, at dinner. "Eddy
-/// Lin walks around Johnson Park" is other words and not counted; nor is sleep.
+/// then, and not one that starts later in the same hour (as the labels of `tests/data/steps/`
+/// count them): "Walk around Johnson Park to clear his head", the 5 pm line, at 6:15 pm, at
+/// dinner. "Eddy Lin walks around Johnson Park" is other words and not counted; nor is sleep.
 pub fn copies_other_line(activity: &str, name: &str, day_plan: &[PlanLine], minutes: u32) -> bool {
     let key = step_key(activity, name);
     if key.is_empty() || is_sleep(activity) {
