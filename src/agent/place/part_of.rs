@@ -1,6 +1,6 @@
 //! The plan line a step is part of, which the walk weighs with the step's own words.
 
-use crate::agent::plan::{part_line, same_words, unstopped};
+use crate::agent::plan::{part_line, same_words, stays_put, unstopped};
 use crate::agent::state::AgentState;
 
 /// The activity as the walk weighs it at `minutes`: the step with the plan line it is part
@@ -16,10 +16,11 @@ use crate::agent::state::AgentState;
 pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
     let step = state.activity.trim();
     let hour_start = minutes / 60 * 60;
-    let remedy = state
-        .suggested_change
-        .as_deref()
-        .is_some_and(|s| same_words(step, s));
+    let remedy = stays_put(step, &state.name)
+        || state
+            .suggested_change
+            .as_deref()
+            .is_some_and(|s| same_words(step, s));
     let part = state
         .part_of
         .as_deref()

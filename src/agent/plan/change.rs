@@ -54,7 +54,14 @@ pub async fn maybe_change_plan(
     if !is_day(mind.minutes) && is_sleep(doing) {
         return None;
     }
-    let options = remedies(spec, &state.needs, &state.location, others, mind.minutes);
+    let options = remedies(
+        world,
+        spec,
+        &state.needs,
+        &state.location,
+        others,
+        mind.minutes,
+    );
     if lonely_with_nobody_up(&state.needs, &options) {
         tracing::info!(agent = %state.name, "lonely with nobody awake to talk to: plan kept");
         return None;
@@ -357,7 +364,7 @@ mod tests {
         let mut needs = Needs::default();
         needs.set(Need::Social, 0);
         let keeps = |needs: &Needs, others: &[Whereabouts]| {
-            let options = remedies(john, needs, &here, others, 6 * 60);
+            let options = remedies(&world, john, needs, &here, others, 6 * 60);
             lonely_with_nobody_up(needs, &options)
         };
         assert!(keeps(&needs, &[eddy("Eddy Lin is asleep.")]));

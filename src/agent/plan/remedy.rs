@@ -9,12 +9,110 @@
 //! and 5 pm: the remedy now takes its steps by itself (into the next hour when it must), and
 //! the plan goes on.
 
-use crate::world::{AgentSpec, Need, Needs, UNMET_NEED};
+use crate::agent::activity_text::has_phrase;
+use crate::world::{AgentSpec, Need, Needs, World, UNMET_NEED};
 
 use super::super::mind::Mind;
 use super::super::state::{AgentState, PlanLine};
 use super::sleep::{is_bedtime, is_sleep};
-use super::URGENT_NEED;
+use super::{same_words, URGENT_NEED};
+
+/// A rest in the day: the remedy for a tired agent, and what a plan change's sleep in the
+/// day becomes.
+pub(super) const REST: &str = "sits down and rests for a while";
+/// What a plan rule writes for a line that sleeps in the day.
+pub(super) const SHORT_REST: &str = "rests for a while";
+const FUN_BREAK: &str = "takes a break to do something fun";
+const WALK: &str = "goes for a short walk";
+const EAT: &str = "gets something to eat";
+/// Words of a place to walk in (the last words of a place's name, any case).
+const OUTDOOR_WORDS: &[&str] = &[
+    "park",
+    "garden",
+    "beach",
+    "woods",
+    "forest",
+    "trail",
+    "promenade",
+    "boardwalk",
+];
+/// Words of a place to eat in.
+const EATING_WORDS: &[&str] = &[
+    "cafe",
+    "café",
+    "cafeteria",
+    "canteen",
+    "restaurant",
+    "diner",
+    "bistro",
+    "dining room",
+];
+
+/// Whether `activity` is a remedy done where the agent is ([`REST`], [`SHORT_REST`], a break
+/// for something fun, a short walk that names no place): the walk down the location tree
+/// keeps the agent's place. Asked where to "sit down and rest for a while", the 1.5B sent
+/// John Lin home from his counter to his bedroom and back, and Eddy Lin from the college;
+/// a short walk went to a bedroom or a bathroom (9 of 34 remedies of a labelled set placed
+/// where they fit: BENCHMARKS.md, session 42).
+pub fn stays_put(activity: &str, name: &str) -> bool {
+    [REST, SHORT_REST, FUN_BREAK, WALK]
+        .iter()
+        .any(|r| same_words(activity, &format!("{name} {r}")))
+}
+
+/// The first innermost place of `world` (of those inside `within` when given) whose own
+/// name holds one of `words` as whole words, any case, else the first inside a place whose
+/// name does: "Johnson Park" for a walk, "Caltech/Cafeteria" and "Il Forno
+/// restaurant/Dining room" (not its kitchen) for a meal.
+fn place_for(world: &World, words: &[&str], within: Option<&[String]>) -> Option<Vec<String>> {
+    let names = |part: &String| {
+        let part = part.to_lowercase();
+        words.iter().any(|w| has_phrase(&part, w))
+    };
+    let leaves: Vec<Vec<String>> = world
+        .locations
+        .leaves()
+        .into_iter()
+        .filter(|leaf| within.is_none_or(|w| leaf.starts_with(w)))
+        .collect();
+    let own = leaves.iter().find(|leaf| leaf.last().is_some_and(names));
+    own.or_else(|| leaves.iter().find(|leaf| leaf.iter().any(names)))
+        .cloned()
+}
+
+/// " in PLACE" or " at PLACE" for a remedy going to `place` ("at Hobbs Cafe", "in the
+/// cafeteria in Caltech").
+fn to_place(place: &[String]) -> String {
+    let at = if place.len() == 1 { "at" } else { "in" };
+    format!(" {at} {}", place_phrase(place))
+}
+
+/// A short walk: in the world's first place to walk in ([`OUTDOOR_WORDS`]) unless the agent
+/// is there, else where the agent is ([`stays_put`]).
+fn walk_activity(world: &World, location: &[String]) -> String {
+    match place_for(world, OUTDOOR_WORDS, None) {
+        Some(p) if !location.starts_with(&p) => format!("{WALK} in {}", place_phrase(&p)),
+        _ => WALK.to_string(),
+    }
+}
+
+/// Something to eat: at home in its kitchen (none named without one); elsewhere in a place
+/// to eat of the building the agent is in, else the world's first ([`EATING_WORDS`]). Asked
+/// where to "get something to eat", the 1.5B sent John Lin home from his shop and Eddy Lin
+/// home from the college, and kept Leonard Hofstadter in his living room.
+fn eat_activity(world: &World, spec: &AgentSpec, location: &[String]) -> String {
+    let home = spec.home().filter(|h| location.starts_with(h));
+    let building = &location[..location.len().min(1)];
+    let place = match home {
+        Some(home) => place_for(world, &["kitchen"], Some(home)),
+        None => place_for(world, EATING_WORDS, Some(building))
+            .or_else(|| place_for(world, EATING_WORDS, None)),
+    };
+    match place {
+        Some(p) => format!("{EAT}{}", to_place(&p)),
+        None => EAT.to_string(),
+    }
+}
 
 /// Where another agent is at the start of a step, as a remedy for loneliness sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,8 +167,10 @@ pub struct Remedy {
 /// (until no longer tired: four steps from 0, three from 1) and bed from it, for social a talk with
 /// each agent of the world that `spec` has a relationship with and who is awake (going to where
 /// that agent is, unless already there). Empty when no need is urgent or nobody is there to talk
-/// to.
+/// to. A rest, a break for fun and a walk with nowhere to walk are taken where the agent is
+/// ([`stays_put`]); a walk goes to the world's park, a meal away from home to a place to eat.
 pub fn remedies(
+    world: &World,
     spec: &AgentSpec,
     needs: &Needs,
     location: &[String],
@@ -91,12 +191,12 @@ pub fn remedies(
         match need {
             Need::Energy if !is_bedtime(now) => out.push(Remedy {
                 steps: rest_steps(needs.get(need)),
-                ..one("rest for a while", "sits down and rests for a while")
+                ..one("rest for a while", REST)
             }),
             Need::Energy => out.push(one("go to bed", "goes to bed")),
-            Need::Fullness => out.push(one("eat something", "gets something to eat")),
-            Need::Health => out.push(one("go for a walk", "goes for a short walk")),
-            Need::Fun => out.push(one("do something fun", "takes a break to do something fun")),
+            Need::Fullness => out.push(one("eat something", &eat_activity(world, spec, location))),
+            Need::Health => out.push(one("go for a walk", &walk_activity(world, location))),
+            Need::Fun => out.push(one("do something fun", FUN_BREAK)),
             Need::Social => {
                 for (other, _) in &spec.relationships {
                     let Some(w) = others.iter().find(|w| &w.name == other && w.awake()) else {
@@ -239,13 +339,13 @@ mod tests {
         let w = bbt();
         let sheldon = &w.agents[0];
         let here = &sheldon.location;
-        let day = remedies(sheldon, &needs(0, 6), here, &[], 19 * 60);
+        let day = remedies(&w, sheldon, &needs(0, 6), here, &[], 19 * 60);
         assert_eq!(day.len(), 1);
         assert_eq!(
             day[0].activity,
             "Sheldon Cooper sits down and rests for a while."
         );
-        let night = remedies(sheldon, &needs(1, 6), here, &[], 21 * 60 + 15);
+        let night = remedies(&w, sheldon, &needs(1, 6), here, &[], 21 * 60 + 15);
         assert_eq!(night[0].activity, "Sheldon Cooper goes to bed.");
         let planned = [
             PlanLine::new(1275, "read"),
@@ -258,10 +358,10 @@ mod tests {
             carry.is_empty(),
             "asleep for the night: the day plan sleeps on"
         );
-        assert!(remedies(sheldon, &needs(2, 2), here, &[], 600).is_empty());
+        assert!(remedies(&w, sheldon, &needs(2, 2), here, &[], 600).is_empty());
         // A rest lasts until the agent is no longer tired: from 0, an hour.
         let steps: Vec<usize> = [0, 1]
-            .map(|e| remedies(sheldon, &needs(e, 6), here, &[], 600)[0].steps)
+            .map(|e| remedies(&w, sheldon, &needs(e, 6), here, &[], 600)[0].steps)
             .to_vec();
         assert_eq!(steps, [4, 3]);
     }
@@ -280,7 +380,7 @@ mod tests {
             at("Penny", "Apartment 4B/Penny's bedroom", "Penny is asleep."),
             at("John", "Caltech/Sheldon's office", "work"),
         ];
-        let r = remedies(sheldon, &needs(5, 0), &here, &others, 15 * 60);
+        let r = remedies(&w, sheldon, &needs(5, 0), &here, &others, 15 * 60);
         let acts: Vec<_> = r.iter().map(|r| r.activity.as_str()).collect();
         assert_eq!(
             acts,
@@ -298,9 +398,9 @@ mod tests {
         assert_eq!(r[0].option, "talk with Leonard Hofstadter");
         // Not yet seen doing anything (before a run's first step): not known to be awake.
         let unseen = [at("Penny", "Apartment 4B/Living room", "")];
-        assert!(remedies(sheldon, &needs(5, 0), &here, &unseen, 15 * 60).is_empty());
+        assert!(remedies(&w, sheldon, &needs(5, 0), &here, &unseen, 15 * 60).is_empty());
         let beside = [at("Leonard Hofstadter", "Caltech/Sheldon's office", "read")];
-        let r = remedies(sheldon, &needs(0, 1), &here, &beside, 15 * 60);
+        let r = remedies(&w, sheldon, &needs(0, 1), &here, &beside, 15 * 60);
         let acts: Vec<_> = r.iter().map(|r| r.activity.as_str()).collect();
         assert_eq!(
             acts,
@@ -346,6 +446,92 @@ mod tests {
                 "\n1. talk with Leonard Hofstadter\n2. rest for a while\nAnswer with the number."
             ),
             "{q}"
+        );
+    }
+
+    #[test]
+    fn a_walk_goes_to_the_park_a_meal_out_to_a_place_to_eat_a_rest_stays_put() {
+        let lin = crate::world::bundled("lin-family.toml");
+        let john = &lin.agents[0];
+        let path = |p: &str| -> Vec<String> { p.split('/').map(String::from).collect() };
+        let mut needs = Needs::default();
+        for need in [Need::Fullness, Need::Health] {
+            needs.set(need, 0);
+        }
+        let acts = |place: &str| -> Vec<String> {
+            remedies(&lin, john, &needs, &path(place), &[], 600)
+                .into_iter()
+                .map(|r| r.activity)
+                .collect()
+        };
+        assert_eq!(
+            acts("The Willows Market and Pharmacy/Counter"),
+            [
+                "John Lin gets something to eat at Hobbs Cafe.",
+                "John Lin goes for a short walk in Johnson Park.",
+            ]
+        );
+        // At home in its kitchen; in the park the walk stays there.
+        assert_eq!(acts("Johnson Park")[1], "John Lin goes for a short walk.");
+        assert_eq!(
+            acts("Lin family's house/Living room")[0],
+            "John Lin gets something to eat in the kitchen in Lin family's house."
+        );
+        assert!(stays_put("John Lin goes for a short walk.", "John Lin"));
+        assert!(!stays_put(
+            "John Lin goes for a short walk in Johnson Park.",
+            "John Lin"
+        ));
+        assert!(stays_put(
+            "john lin sits down and rests for a while",
+            "John Lin"
+        ));
+        assert!(stays_put(
+            "John Lin takes a break to do something fun.",
+            "John Lin"
+        ));
+        assert!(stays_put("John Lin rests for a while.", "John Lin"));
+        assert!(!stays_put("Eddy Lin rests for a while.", "John Lin"));
+        // A place to eat in the building the agent is in comes first; no park: the walk
+        // stays where the agent is.
+        let w = bbt();
+        let sheldon = &w.agents[0];
+        let r = remedies(
+            &w,
+            sheldon,
+            &needs,
+            &path("Caltech/Sheldon's office"),
+            &[],
+            600,
+        );
+        assert_eq!(
+            r[0].activity,
+            "Sheldon Cooper gets something to eat in the cafeteria in Caltech."
+        );
+        assert_eq!(r[1].activity, "Sheldon Cooper goes for a short walk.");
+        let r = remedies(&w, sheldon, &needs, &path("Comic book store"), &[], 600);
+        assert_eq!(
+            r[0].activity,
+            "Sheldon Cooper gets something to eat in the cafeteria in Caltech."
+        );
+        // A restaurant's dining room, not its kitchen.
+        let friends = crate::world::bundled("friends.toml");
+        let joey = friends
+            .agents
+            .iter()
+            .find(|a| a.name == "Joey Tribbiani")
+            .unwrap();
+        let r = remedies(
+            &friends,
+            joey,
+            &needs,
+            &path("Casting office/Waiting room"),
+            &[],
+            600,
+        );
+        assert_eq!(
+            r[0].activity,
+            "Joey Tribbiani gets something to eat in the dining room in Il Forno restaurant."
         );
     }
 }

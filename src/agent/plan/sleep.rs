@@ -3,6 +3,7 @@
 //! after going to bed nor sleep in the day.
 
 use super::super::state::{line_at, PlanLine};
+use super::remedy::{REST, SHORT_REST};
 
 /// From this hour a tired agent is asked to "rest or sleep"; before it, to rest for a while.
 /// Told "rest or sleep" at 7:15 pm, Eddy Lin went to bed and the rewritten lines had him
@@ -194,7 +195,7 @@ pub(super) fn asleep_after_bed(name: &str, mut lines: Vec<PlanLine>) -> (Vec<Pla
             l.activity = format!("{name} is asleep.");
             changed += 1;
         } else if is_day(l.minutes) && is_sleep(&l.activity) {
-            l.activity = format!("{name} rests for a while.");
+            l.activity = format!("{name} {SHORT_REST}.");
             changed += 1;
         }
         in_bed |= is_bedtime(l.minutes) && is_sleep(&l.activity);
@@ -205,8 +206,7 @@ pub(super) fn asleep_after_bed(name: &str, mut lines: Vec<PlanLine>) -> (Vec<Pla
 /// The rest to use instead of a plan change `suggestion` that sends `name` to sleep in the
 /// day (at `now`, minutes of the day, from [`DAY_FROM_HOUR`] to [`SLEEP_FROM_HOUR`]).
 pub(super) fn rest_instead_of_sleep(name: &str, suggestion: &str, now: u32) -> Option<String> {
-    (is_day(now) && is_sleep(suggestion))
-        .then(|| format!("{name} sits down and rests for a while."))
+    (is_day(now) && is_sleep(suggestion)).then(|| format!("{name} {REST}."))
 }
 
 #[cfg(test)]
