@@ -25,7 +25,7 @@ pub(super) const SHORT_REST: &str = "rests for a while";
 const FUN_BREAK: &str = "takes a break to do something fun";
 const WALK: &str = "goes for a short walk";
 const EAT: &str = "gets something to eat";
-/// Words of a place to walk in (the last words of a place's name, any case).
+/// Words that make a place one to walk in, in its name (whole words, any case).
 const OUTDOOR_WORDS: &[&str] = &[
     "park",
     "garden",
@@ -36,7 +36,7 @@ const OUTDOOR_WORDS: &[&str] = &[
     "promenade",
     "boardwalk",
 ];
-/// Words of a place to eat in.
+/// Words that make a place one to eat in, in its name.
 const EATING_WORDS: &[&str] = &[
     "cafe",
     "café",
@@ -52,7 +52,7 @@ const EATING_WORDS: &[&str] = &[
 /// for something fun, a short walk that names no place): the walk down the location tree
 /// keeps the agent's place. Asked where to "sit down and rest for a while", the 1.5B sent
 /// John Lin home from his counter to his bedroom and back, and Eddy Lin from the college;
-/// a short walk went to a bedroom or a bathroom (9 of 34 remedies of a labelled set placed
+/// a short walk went to a bedroom or a bathroom (11 of 34 remedies of a labelled set placed
 /// where they fit: BENCHMARKS.md, session 42).
 pub fn stays_put(activity: &str, name: &str) -> bool {
     [REST, SHORT_REST, FUN_BREAK, WALK]
@@ -96,18 +96,21 @@ fn walk_activity(world: &World, location: &[String]) -> String {
     }
 }
 
-/// Something to eat: at home in its kitchen (none named without one); elsewhere in a place
-/// to eat of the building the agent is in, else the world's first ([`EATING_WORDS`]). Asked
-/// where to "get something to eat", the 1.5B sent John Lin home from his shop and Eddy Lin
-/// home from the college, and kept Leonard Hofstadter in his living room.
+/// Something to eat: in a place to eat of the building the agent is in ([`EATING_WORDS`]),
+/// else in its kitchen (a friend's too), else, away from home, at the world's first place to
+/// eat; at a home with neither, in no named place. Asked where to "get something to eat",
+/// the 1.5B sent John Lin home from his shop and Eddy Lin home from the college, and kept
+/// Leonard Hofstadter in his living room.
 fn eat_activity(world: &World, spec: &AgentSpec, location: &[String]) -> String {
-    let home = spec.home().filter(|h| location.starts_with(h));
+    let at_home = spec.home().is_some_and(|h| location.starts_with(h));
     let building = &location[..location.len().min(1)];
-    let place = match home {
-        Some(home) => place_for(world, &["kitchen"], Some(home)),
-        None => place_for(world, EATING_WORDS, Some(building))
-            .or_else(|| place_for(world, EATING_WORDS, None)),
-    };
+    let place = place_for(world, EATING_WORDS, Some(building))
+        .or_else(|| place_for(world, &["kitchen"], Some(building)))
+        .or_else(|| {
+            (!at_home)
+                .then(|| place_for(world, EATING_WORDS, None))
+                .flatten()
+        });
     match place {
         Some(p) => format!("{EAT}{}", to_place(&p)),
         None => EAT.to_string(),
@@ -514,8 +517,29 @@ mod tests {
             r[0].activity,
             "Sheldon Cooper gets something to eat in the cafeteria in Caltech."
         );
-        // A restaurant's dining room, not its kitchen.
+        // A restaurant's dining room, not its kitchen; a friend's kitchen; none at a home
+        // without one (Penny's flat).
         let friends = crate::world::bundled("friends.toml");
+        let rachel = friends
+            .agents
+            .iter()
+            .find(|a| a.name == "Rachel Green")
+            .unwrap();
+        let r = remedies(
+            &friends,
+            rachel,
+            &needs,
+            &path("Monica's apartment/Living room"),
+            &[],
+            600,
+        );
+        assert_eq!(
+            r[0].activity,
+            "Rachel Green gets something to eat in the kitchen in Monica's apartment."
+        );
+        let penny = w.agents.iter().find(|a| a.name == "Penny").unwrap();
+        let r = remedies(&w, penny, &needs, &path("Apartment 4B/Bedroom"), &[], 600);
+        assert_eq!(r[0].activity, "Penny gets something to eat.");
         let joey = friends
             .agents
             .iter()
