@@ -10,7 +10,7 @@ use super::remedy::{pick_remedy, remedies, remedy_lines, Remedy, Whereabouts};
 use super::sleep::{
     asleep_after_bed, is_bedtime, is_day, is_sleep, keep_plans_sleep, rest_instead_of_sleep,
 };
-use super::{by_building, fill_fixed, quarter_slots, ACTIVITY_CHARS};
+use super::{by_building, fill_fixed, quarter_slots, ACTIVITY_CHARS, SLEEP_RULE};
 
 /// A need at or below this level is urgent: a plan change is asked to meet it.
 pub const URGENT_NEED: u8 = 1;
@@ -249,10 +249,7 @@ fn stay_asleep(
     if woke + slept > 0 {
         mind.fallback(
             "replan",
-            format!(
-                "{} lines asleep in the day, awake after going to bed at night or where the day plan sleeps",
-                woke + slept
-            ),
+            format!("{} {SLEEP_RULE}", woke + slept),
             text,
             "a rest in the day, asleep at night",
         );

@@ -27,10 +27,18 @@ pub const DAY_PLAN_RULE: &str = "hours about none of the day plan's lines for th
 /// going to bed in the day (`sleep.rs`) ends its reason.
 pub const AWAKE_RULE: &str = "lines start the day again or go to bed in the day";
 
+/// How the fallback of the rule that keeps a rewritten plan (a plan change) asleep at night
+/// and awake in the day (`change.rs`) ends its reason.
+pub const SLEEP_RULE: &str =
+    "lines asleep in the day, awake after going to bed at night or where the day plan sleeps";
+
 /// Whether a fallback's reason is one of the plan rules' ([`DAY_PLAN_RULE`],
-/// [`AWAKE_RULE`]): the model wrote a well-formed line the rules mend, not an unusable one.
+/// [`AWAKE_RULE`], [`SLEEP_RULE`]): the model wrote a well-formed line the rules mend, not an
+/// unusable one.
 pub fn is_plan_rule(reason: &str) -> bool {
-    reason.ends_with(DAY_PLAN_RULE) || reason.ends_with(AWAKE_RULE)
+    [DAY_PLAN_RULE, AWAKE_RULE, SLEEP_RULE]
+        .iter()
+        .any(|r| reason.ends_with(r))
 }
 
 /// Writes the day plan from the example day, the traits and description and today's events.
