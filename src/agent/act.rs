@@ -158,17 +158,21 @@ pub async fn act(
     let doing = format!("{name} is doing: {activity}.");
     let emotions = emotion_labels();
     let mut requests: Vec<(String, Request)> = Vec::new();
-    requests.push((
-        "location".into(),
-        place::place_request(
-            placeless,
-            place::RUN_PLACE_PROMPT,
-            world,
-            name,
-            &place::placed_activity(state, mind.minutes),
-            &[],
-        ),
-    ));
+    let placed = place::placed_activity(state, mind.minutes);
+    let asks_where = place::asks_where(world, state, &placed);
+    if asks_where {
+        requests.push((
+            "location".into(),
+            place::place_request(
+                placeless,
+                place::RUN_PLACE_PROMPT,
+                world,
+                name,
+                &placed,
+                &[],
+            ),
+        ));
+    }
     requests.extend(judgement_requests(
         system,
         name,
@@ -188,7 +192,7 @@ pub async fn act(
     let mut next = || results.next().unwrap_or_else(missing);
 
     let mut eval = Evaluation::default();
-    let root_result = next();
+    let root_result = if asks_where { next() } else { missing() };
     if !state.emotion_frozen {
         let r = next();
         eval.emotion = mind
@@ -209,7 +213,7 @@ pub async fn act(
         }
         None => FALLBACK_EMOJI.to_string(),
     };
-    eval.location = place::walk(mind, world, state, placeless, root_result).await;
+    eval.location = place::walk(mind, world, state, &placed, placeless, root_result).await;
     eval
 }
 

@@ -285,19 +285,27 @@ impl<'w> Descent<'w> {
     }
 }
 
+/// Whether the walk for `activity` (as [`placed_activity`] gives it) asks where at all: a
+/// remedy taken where the agent is ([`stays_put`]) asks nothing, so a step's batch leaves out
+/// its top-level question.
+pub fn asks_where(world: &World, state: &AgentState, activity: &str) -> bool {
+    !Descent::new(world, &state.name, activity, &state.location).at_leaf()
+}
+
 /// Walks down the location tree from the roots to a leaf, one `choose` per level with more
-/// than one option, preferring the agent's current place. `first` is the answer to the
-/// top level's question (asked in the step's batch; unused when the top level has one
-/// place); `system` is the agent's context without its place.
+/// than one option, preferring the agent's current place, for `activity` as
+/// [`placed_activity`] gives it. `first` is the answer to the top level's question (asked in
+/// the step's batch; unused when the top level has one place or [`asks_where`] is false);
+/// `system` is the agent's context without its place.
 pub async fn walk(
     mind: &Mind<'_>,
     world: &World,
     state: &AgentState,
+    activity: &str,
     system: &str,
     first: Result<crate::llm::Response, crate::llm::LlmError>,
 ) -> Vec<String> {
     let w = PlaceWeights::default();
-    let activity = &placed_activity(state, mind.minutes);
     let mut descent = Descent::new(world, &state.name, activity, &state.location);
     let mut pending = Some(first);
     while let Some(choice) = descent.next_choice() {
