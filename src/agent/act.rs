@@ -192,7 +192,7 @@ pub async fn act(
     let mut next = || results.next().unwrap_or_else(missing);
 
     let mut eval = Evaluation::default();
-    let root_result = if asks_where { next() } else { missing() };
+    let root_result = asks_where.then(&mut next);
     if !state.emotion_frozen {
         let r = next();
         eval.emotion = mind

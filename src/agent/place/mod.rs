@@ -294,20 +294,20 @@ pub fn asks_where(world: &World, state: &AgentState, activity: &str) -> bool {
 
 /// Walks down the location tree from the roots to a leaf, one `choose` per level with more
 /// than one option, preferring the agent's current place, for `activity` as
-/// [`placed_activity`] gives it. `first` is the answer to the top level's question (asked in
-/// the step's batch; unused when the top level has one place or [`asks_where`] is false);
-/// `system` is the agent's context without its place.
+/// [`placed_activity`] gives it. `first` is the answer to the top level's question, asked in
+/// the step's batch where [`asks_where`] (unused when the top level has one place); `system`
+/// is the agent's context without its place.
 pub async fn walk(
     mind: &Mind<'_>,
     world: &World,
     state: &AgentState,
     activity: &str,
     system: &str,
-    first: Result<crate::llm::Response, crate::llm::LlmError>,
+    first: Option<Result<crate::llm::Response, crate::llm::LlmError>>,
 ) -> Vec<String> {
     let w = PlaceWeights::default();
     let mut descent = Descent::new(world, &state.name, activity, &state.location);
-    let mut pending = Some(first);
+    let mut pending = first;
     while let Some(choice) = descent.next_choice() {
         let result = match pending.take().filter(|_| choice.parent.is_empty()) {
             Some(r) => r,
