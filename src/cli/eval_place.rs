@@ -39,8 +39,8 @@ pub struct PlaceArgs {
     #[arg(long)]
     pub misses: bool,
     /// Score the quality report's place rule (`check --quality`: the place about as like
-    /// the activity as the most like place, by the embedding model) against the labels
-    /// instead: no chat model is loaded.
+    /// the activity as the most like place, by the embedding model, or one the activity
+    /// names) against the labels instead: no chat model is loaded.
     #[arg(long)]
     pub checker: bool,
     /// Keep the model's answers in this file: read them when it holds the answers to these

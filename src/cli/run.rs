@@ -83,7 +83,7 @@ pub struct CheckArgs {
     pub world: Option<PathBuf>,
     /// Also report whether the days make sense: distinct plan lines, activities in the
     /// world's script and that are actions, no sleep in the day, places that fit the activity
-    /// (by the embedding model), utterances without speaker labels or stage directions.
+    /// (by the embedding model, or named by it), utterances without speaker labels or stage directions.
     #[arg(long)]
     pub quality: bool,
     /// With --quality, print the quality report as one JSON object.

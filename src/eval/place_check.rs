@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::place::PlaceItem;
 use crate::memory::TextEmbedder;
-use crate::report::place_fit::{embed, PlaceFit};
+use crate::report::place_fit::{embed, names_leaf, PlaceFit};
 use crate::report::quality::Share;
 use crate::world::{display_path, World};
 
@@ -35,7 +35,9 @@ pub fn checker_score(
     let mut fitting = Share::default();
     let mut others = Share::default();
     for (item, v) in items.iter().zip(&vectors) {
-        for (leaf, accepted) in fit.leaves.iter().zip(fit.fitting(v)) {
+        let name = world.agents.get(item.agent).map_or("", |a| a.name.as_str());
+        for (leaf, near) in fit.leaves.iter().zip(fit.fitting(v)) {
+            let accepted = near || names_leaf(world, name, &item.activity, &item.from, leaf);
             let example = || {
                 format!(
                     "line {}: {} at {}",

@@ -1,9 +1,11 @@
-//! The quality report's place rule: does an agent's place fit its activity? Judged by the
-//! embedding model alone: the place's cosine with the activity is within [`PLACE_MARGIN`]
-//! of the best place's. `eval place --checker` scores the rule against hand-labelled
-//! places (BENCHMARKS.md: it agrees with the labels about three times in four, so the share
-//! is a rough signal, not a count of misplaced steps).
+//! The quality report's place rule: does an agent's place fit its activity? By the
+//! embedding model, the place's cosine with the activity is within [`PLACE_MARGIN`] of the
+//! best place's; or the activity names the place as the walk reads names ([`names_leaf`]).
+//! `eval place --checker` scores the rule against hand-labelled places (BENCHMARKS.md: it
+//! agrees with the labels about three times in four, so the share is a rough signal, not a
+//! count of misplaced steps).
 
+use crate::agent::place::{current_option, named_places, options};
 use crate::embed::cosine;
 use crate::memory::embedder::embed_checked;
 use crate::memory::TextEmbedder;
@@ -50,6 +52,33 @@ impl PlaceFit {
         let best = sims.iter().copied().fold(f32::MIN, f32::max);
         sims.iter().map(|&s| s >= best - PLACE_MARGIN).collect()
     }
+}
+
+/// Whether agent `name`'s `activity`, begun at `location`, names the innermost place
+/// `leaf` as the walk down the location tree reads names ([`named_places`]): at the leaf's
+/// own level the leaf is named among its siblings, and at each level above its place is
+/// named or none is (a mark on every sibling, as "home" puts on the rooms of home, names
+/// none). "John Lin begins by greeting the customers at the counter" names the
+/// pharmacy's Counter, which the embedding model put below a third of the world's places.
+pub fn names_leaf(
+    world: &World,
+    name: &str,
+    activity: &str,
+    location: &[String],
+    leaf: &[String],
+) -> bool {
+    (0..leaf.len()).all(|depth| {
+        let parent = &leaf[..depth];
+        let opts = options(world, parent);
+        let Some(i) = opts.iter().position(|o| *o == leaf[depth]) else {
+            return false;
+        };
+        let current = current_option(location, parent, &opts);
+        let named = named_places(world, name, activity, parent, &opts, current);
+        // A mark on every option ("home" at home, "with the family") says no place of them.
+        let says = |j: usize| named[j] && (opts.len() == 1 || named.contains(&false));
+        says(i) || (depth + 1 < leaf.len() && !(0..opts.len()).any(says))
+    })
 }
 
 /// Embeds `texts` ([`embed_checked`]), or logs why not (the place share is then left out).
@@ -106,5 +135,31 @@ mod tests {
         assert!(fit.fits(&sleep, bedroom));
         assert!(!fit.fits(&sleep, kitchen));
         assert!(!fit.fits(&sleep, fit.leaves.len()), "no such place");
+    }
+
+    #[test]
+    fn a_place_the_activity_names_is_named_and_home_names_no_room() {
+        let world = crate::world::bundled("lin-family.toml");
+        let path = |p: &[&str]| -> Vec<String> { p.iter().map(|s| s.to_string()).collect() };
+        let counter = path(&["The Willows Market and Pharmacy", "Counter"]);
+        let kitchen = path(&["Lin family's house", "Kitchen"]);
+        let living = path(&["Lin family's house", "Living room"]);
+        let john = "John Lin";
+        let greet = "John Lin begins by greeting the customers at the counter.";
+        assert!(names_leaf(&world, john, greet, &counter, &counter));
+        assert!(!names_leaf(&world, john, greet, &counter, &kitchen));
+        let paper = "reads the newspaper in the living room";
+        assert!(names_leaf(&world, john, paper, &kitchen, &living));
+        assert!(!names_leaf(&world, john, paper, &kitchen, &kitchen));
+        // "home" marks every room of home: none of them is named.
+        let home = "walk home to start dinner";
+        assert!(!names_leaf(&world, john, home, &counter, &living));
+        assert!(!names_leaf(
+            &world,
+            john,
+            "serve customers",
+            &counter,
+            &counter
+        ));
     }
 }

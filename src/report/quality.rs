@@ -67,7 +67,7 @@ use crate::memory::TextEmbedder;
 use crate::sim::StateFile;
 use crate::world::{clock, display_path, World};
 
-use super::place_fit::{embed, PlaceFit};
+use super::place_fit::{embed, names_leaf, PlaceFit};
 use super::step_fit::step_share;
 use crate::agent::plan::line_fit::StepCase;
 
@@ -437,7 +437,9 @@ fn place_share(
             let Some(pi) = fit.index(&a.location) else {
                 continue;
             };
-            share.add(fit.fits(&act_vecs[ai], pi), || {
+            let fits = fit.fits(&act_vecs[ai], pi)
+                || names_leaf(world, &a.name, &a.activity, &a.location, &a.location);
+            share.add(fits, || {
                 format!(
                     "{} {}: {} at {}",
                     st.time,
