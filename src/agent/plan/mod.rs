@@ -23,8 +23,10 @@ pub const ACTIVITY_CHARS: usize = 80;
 pub const DAY_PLAN_LINES: (usize, usize) = (4, 12);
 
 /// How the fallback of the rule that gives an hourly line about none of the day plan's
-/// lines for its hour the day plan's line ends its reason ("3 hours about ...").
-pub const DAY_PLAN_RULE: &str = "hours about none of the day plan's lines for them";
+/// lines for its hour, or a piece of a sentence, the day plan's line ends its reason ("3
+/// hours about ...").
+pub const DAY_PLAN_RULE: &str =
+    "hours about none of the day plan's lines for them or pieces of a sentence";
 /// How the fallback of the rule that keeps 15-minute lines from starting the day again or
 /// going to bed in the day (`sleep.rs`) ends its reason.
 pub const AWAKE_RULE: &str = "lines start the day again or go to bed in the day";
@@ -187,6 +189,12 @@ pub async fn hourly_plan(
 /// Penny called her friends back home from 9 am to noon where hers had her unpack (47 of 774
 /// hourly lines in 17 Lin, Friends and Big Bang Theory days of sessions 26-31, by
 /// `benches/hourly_vs_day_plan.py`). A line with no topic word ("Go to bed") is kept.
+/// A line that begins in lower case and is none of those lines is a piece of a sentence the
+/// model ran across the hours, and takes the outline's too: one hourly plan of Eddy Lin
+/// read "08:00 am: at the kitchen and then goes to Oak Hill for another music", "09:00 am:
+/// theory lecture.", "09:00 pm: piano and revises the composition with the family.", and
+/// the 15-minute plans copied them (a Table 2 day of session 40; 11 such lines of 1,350 in
+/// 36 saved Lin and Friends days of the 1.5B, none elsewhere, nor in 828 of SmolLM2's).
 fn keep_to_the_day_plan(
     name: &str,
     lines: &mut [PlanLine],
@@ -195,15 +203,19 @@ fn keep_to_the_day_plan(
 ) -> usize {
     let mut strayed = 0;
     for (l, o) in lines.iter_mut().zip(outline) {
-        let planned: BTreeSet<String> = day_plan
+        let lines: Vec<&str> = day_plan
             .iter()
             .filter(|d| d.minutes > l.minutes && d.minutes < l.minutes + 60)
             .map(|d| d.activity.as_str())
             .chain([o.activity.as_str()])
-            .flat_map(|a| topic_words(a, &[name]))
             .collect();
+        let planned: BTreeSet<String> =
+            lines.iter().flat_map(|a| topic_words(a, &[name])).collect();
         let words = topic_words(&l.activity, &[name]);
-        if !words.is_empty() && !planned.is_empty() && words.is_disjoint(&planned) {
+        let strays = !words.is_empty() && !planned.is_empty() && words.is_disjoint(&planned);
+        let piece = l.activity.trim_start().starts_with(char::is_lowercase)
+            && !lines.iter().any(|p| same_words(p, &l.activity));
+        if strays || piece {
             l.activity = o.activity.clone();
             strayed += 1;
         }
@@ -360,6 +372,36 @@ mod tests {
                 "have coffee on the couch at Central Perk",
                 "Prepare the sauces",
                 "go to Il Forno and prepare the sauces for lunch",
+            ]
+        );
+        assert_eq!(n, 3);
+        // Pieces of a sentence run across the hours take the day plan's line; its own
+        // lines in lower case stay.
+        let day = [
+            PlanLine::new(510, "go to Oak Hill College for a music theory lecture"),
+            PlanLine::new(1200, "practise the piano and revise the composition"),
+        ];
+        let times = [540, 600, 1200, 1260];
+        let outline = day_outline(&times, &day);
+        let mut hourly: Vec<PlanLine> = [
+            "at the kitchen and then goes to Oak Hill for another music",
+            "theory lecture.",
+            "practise the piano and revise the composition",
+            "piano and revises the composition with the family.",
+        ]
+        .iter()
+        .zip(&times)
+        .map(|(a, &m)| PlanLine::new(m, *a))
+        .collect();
+        let n = keep_to_the_day_plan("Eddy Lin", &mut hourly, &outline, &day);
+        let acts: Vec<&str> = hourly.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            acts,
+            [
+                "go to Oak Hill College for a music theory lecture",
+                "go to Oak Hill College for a music theory lecture",
+                "practise the piano and revise the composition",
+                "practise the piano and revise the composition",
             ]
         );
         assert_eq!(n, 3);
