@@ -8,15 +8,19 @@ use crate::agent::state::AgentState;
 /// step that names no place stays where its part of the plan happens. The line is the one
 /// the hour's 15-minute plan was asked for at that time ([`part_line`]: a day-plan line
 /// begun inside the hour by then, else the hour's); the step alone when that is the same
-/// words or sleep, when a plan change rewrote the hour, or when the step is the remedy a
-/// change took (the plan's own steps after it keep their line). Asked about the step alone,
+/// words or sleep, when a plan change rewrote the hour, when the step is the remedy a
+/// change took (the plan's own steps after it keep their line), or when the step is sleep
+/// (after going to bed as a remedy, "John Lin is asleep. (part of: Read the newspaper in the
+/// living room)" took him from his bed to the living room for the night: a Lin day at
+/// e5016f9, session 44). Asked about the step alone,
 /// the 1.5B took John Lin home from Hobbs Cafe to sit down for lunch, and from his counter
 /// to "continue to serve customers" (a Lin day of session 29); after a meal at home it kept
 /// him unpacking the shop's deliveries in his kitchen (a Lin day of session 40).
 pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
     let step = state.activity.trim();
     let hour_start = minutes / 60 * 60;
-    let remedy = stays_put(step, &state.name)
+    let remedy = crate::agent::plan::is_sleep(step)
+        || stays_put(step, &state.name)
         || state
             .suggested_change
             .as_deref()
@@ -121,6 +125,26 @@ mod tests {
         };
         apply_change(&mut s, &rewritten, 990);
         assert_eq!(placed_activity(&s, 990), s.activity);
+    }
+
+    #[test]
+    fn sleep_after_going_to_bed_as_a_remedy_is_placed_alone() {
+        use crate::agent::plan::{apply_change, PlanChange};
+        use crate::agent::PlanLine;
+        let world = lin();
+        let mut s = AgentState::from_spec(&world.agents[0], false);
+        s.part_of = Some("Read the newspaper in the living room".into());
+        let bed = "John Lin goes to bed.";
+        let asleep = "John Lin is asleep.";
+        let remedy = PlanChange {
+            suggestion: bed.into(),
+            lines: vec![PlanLine::new(1290, bed), PlanLine::new(1305, asleep)],
+            carry: Vec::new(),
+            remedy: true,
+        };
+        apply_change(&mut s, &remedy, 1290);
+        s.activity = asleep.into();
+        assert_eq!(placed_activity(&s, 1305), asleep);
     }
 
     const ASLEEP_LINE: &str = crate::agent::plan::ASLEEP;
