@@ -19,7 +19,7 @@ use crate::agent::state::AgentState;
 pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
     let step = state.activity.trim();
     let hour_start = minutes / 60 * 60;
-    let remedy = crate::agent::plan::is_sleep(step)
+    let alone = crate::agent::plan::is_sleep(step)
         || stays_put(step, &state.name)
         || state
             .suggested_change
@@ -31,7 +31,7 @@ pub fn placed_activity(state: &AgentState, minutes: u32) -> String {
         .map(|hour| part_line(hour, &state.day_plan, hour_start, minutes).trim());
     match part {
         Some(part)
-            if !remedy
+            if !alone
                 && !part.is_empty()
                 && part != crate::agent::plan::ASLEEP
                 && !crate::agent::plan::is_sleep(part)

@@ -203,18 +203,20 @@ fn keep_to_the_day_plan(
 ) -> usize {
     let mut strayed = 0;
     for (l, o) in lines.iter_mut().zip(outline) {
-        let lines: Vec<&str> = day_plan
+        let its_lines: Vec<&str> = day_plan
             .iter()
             .filter(|d| d.minutes > l.minutes && d.minutes < l.minutes + 60)
             .map(|d| d.activity.as_str())
             .chain([o.activity.as_str()])
             .collect();
-        let planned: BTreeSet<String> =
-            lines.iter().flat_map(|a| topic_words(a, &[name])).collect();
+        let planned: BTreeSet<String> = its_lines
+            .iter()
+            .flat_map(|a| topic_words(a, &[name]))
+            .collect();
         let words = topic_words(&l.activity, &[name]);
         let strays = !words.is_empty() && !planned.is_empty() && words.is_disjoint(&planned);
         let piece = l.activity.trim_start().starts_with(char::is_lowercase)
-            && !lines.iter().any(|p| same_words(p, &l.activity));
+            && !its_lines.iter().any(|p| same_words(p, &l.activity));
         if strays || piece {
             l.activity = o.activity.clone();
             strayed += 1;
