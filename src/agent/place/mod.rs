@@ -426,7 +426,7 @@ mod tests {
         assert_eq!(d.next_choice(), None);
         assert!(d.at_leaf());
         assert_eq!(d.path(), counter.as_slice());
-        let walk = "John Lin goes for a short walk in Johnson Park.";
+        let walk = "John Lin goes for a walk in Johnson Park.";
         let mut d = Descent::new(&world, "John Lin", walk, &counter);
         let top = d.next_choice().expect("the walk asks where");
         let park = top.options.iter().position(|o| *o == "Johnson Park");

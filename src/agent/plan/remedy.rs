@@ -23,7 +23,7 @@ pub(super) const REST: &str = "sits down and rests for a while";
 /// What a plan rule writes for a line that sleeps in the day.
 pub(super) const SHORT_REST: &str = "rests for a while";
 const FUN_BREAK: &str = "takes a break to do something fun";
-const WALK: &str = "goes for a short walk";
+const WALK: &str = "goes for a walk";
 const EAT: &str = "gets something to eat";
 /// Words that make a place one to walk in, in its name (whole words, any case).
 const OUTDOOR_WORDS: &[&str] = &[
@@ -49,7 +49,7 @@ const EATING_WORDS: &[&str] = &[
 ];
 
 /// Whether `activity` is a remedy done where the agent is (a rest, the plan rules' rest in
-/// place of sleep in the day, a break for something fun, a short walk that names no place):
+/// place of sleep in the day, a break for something fun, a walk that names no place):
 /// the walk down the location tree keeps the agent's place. Asked where to "sit down and
 /// rest for a while", the 1.5B sent John Lin home from his counter to his bedroom and back,
 /// and Eddy Lin from the college; a short walk went to a bedroom or a bathroom (11 of 34
@@ -87,7 +87,7 @@ fn to_place(place: &[String]) -> String {
     format!(" {at} {}", place_phrase(place))
 }
 
-/// A short walk: in the world's first place to walk in ([`OUTDOOR_WORDS`]) unless the agent
+/// A walk: in the world's first place to walk in ([`OUTDOOR_WORDS`]) unless the agent
 /// is there, else where the agent is ([`stays_put`]).
 fn walk_activity(world: &World, location: &[String]) -> String {
     match place_for(world, OUTDOOR_WORDS, None) {
@@ -149,10 +149,14 @@ impl Whereabouts {
 /// for a whole hour at 6 am.
 pub const REMEDY_STEPS: usize = 2;
 
-/// Steps a rest takes at energy `level`: until the agent is no longer tired (each step of
-/// rest gives one level), at least [`REMEDY_STEPS`]. Half an hour of rest an hour (a plan
-/// change falls at most hourly) left an exhausted John Lin at energy 0 to 2 all evening.
-fn rest_steps(level: u8) -> usize {
+/// Steps a rest or a walk takes at the level of the need it meets: until the need is no
+/// longer unmet (each step of it gives one level), at least [`REMEDY_STEPS`]. Half an hour
+/// of rest an hour (a plan change falls at most hourly) left an exhausted John Lin at energy
+/// 0 to 2 all evening; after half an hour's walk, John Lin of a day at health 0 stayed
+/// unwell (2 and 3) from 6:30 am to midnight and walked no more (a Table 2 day of session
+/// 44). A meal and a break for fun keep half an hour: meals come in the plan, and fun falls
+/// too fast for a longer break to last.
+fn steps_until_met(level: u8) -> usize {
     usize::from(UNMET_NEED + 1 - level.min(UNMET_NEED)).max(REMEDY_STEPS)
 }
 
@@ -167,7 +171,8 @@ pub struct Remedy {
 
 /// The remedies for the agent's urgent needs (level at or below [`URGENT_NEED`]) at `now` (minutes
 /// of the day), in need order: for energy a rest before [`SLEEP_FROM_HOUR`](super::SLEEP_FROM_HOUR)
-/// (until no longer tired: four steps from 0, three from 1) and bed from it, for social a talk with
+/// (until no longer tired: four steps from 0, three from 1) and bed from it, for health a walk
+/// (until no longer unwell, as the rest), for social a talk with
 /// each agent of the world that `spec` has a relationship with and who is awake (going to where
 /// that agent is, unless already there). Empty when no need is urgent or nobody is there to talk
 /// to. A rest, a break for fun and a walk with nowhere to walk are taken where the agent is
@@ -193,12 +198,15 @@ pub fn remedies(
         }
         match need {
             Need::Energy if !is_bedtime(now) => out.push(Remedy {
-                steps: rest_steps(needs.get(need)),
+                steps: steps_until_met(needs.get(need)),
                 ..one("rest for a while", REST)
             }),
             Need::Energy => out.push(one("go to bed", "goes to bed")),
             Need::Fullness => out.push(one("eat something", &eat_activity(world, spec, location))),
-            Need::Health => out.push(one("go for a walk", &walk_activity(world, location))),
+            Need::Health => out.push(Remedy {
+                steps: steps_until_met(needs.get(need)),
+                ..one("go for a walk", &walk_activity(world, location))
+            }),
             Need::Fun => out.push(one("do something fun", FUN_BREAK)),
             Need::Social => {
                 for (other, _) in &spec.relationships {
@@ -471,18 +479,29 @@ mod tests {
             acts("The Willows Market and Pharmacy/Counter"),
             [
                 "John Lin gets something to eat at Hobbs Cafe.",
-                "John Lin goes for a short walk in Johnson Park.",
+                "John Lin goes for a walk in Johnson Park.",
             ]
         );
         // At home in its kitchen; in the park the walk stays there.
-        assert_eq!(acts("Johnson Park")[1], "John Lin goes for a short walk.");
+        assert_eq!(acts("Johnson Park")[1], "John Lin goes for a walk.");
+        // The walk lasts until the agent is no longer unwell (an hour from 0), the meal
+        // half an hour.
+        let steps: Vec<usize> = remedies(&lin, john, &needs, &path("Johnson Park"), &[], 600)
+            .iter()
+            .map(|r| r.steps)
+            .collect();
+        assert_eq!(steps, [REMEDY_STEPS, 4]);
+        let mut unwell = needs.clone();
+        unwell.set(Need::Health, 1);
+        let walk = &remedies(&lin, john, &unwell, &path("Johnson Park"), &[], 600)[1];
+        assert_eq!(walk.steps, 3);
         assert_eq!(
             acts("Lin family's house/Living room")[0],
             "John Lin gets something to eat in the kitchen in Lin family's house."
         );
-        assert!(stays_put("John Lin goes for a short walk.", "John Lin"));
+        assert!(stays_put("John Lin goes for a walk.", "John Lin"));
         assert!(!stays_put(
-            "John Lin goes for a short walk in Johnson Park.",
+            "John Lin goes for a walk in Johnson Park.",
             "John Lin"
         ));
         assert!(stays_put(
@@ -511,7 +530,7 @@ mod tests {
             r[0].activity,
             "Sheldon Cooper gets something to eat in the cafeteria in Caltech."
         );
-        assert_eq!(r[1].activity, "Sheldon Cooper goes for a short walk.");
+        assert_eq!(r[1].activity, "Sheldon Cooper goes for a walk.");
         let r = remedies(&w, sheldon, &needs, &path("Comic book store"), &[], 600);
         assert_eq!(
             r[0].activity,
