@@ -44,7 +44,14 @@ pub fn plan_lines(text: &str, max_activity_chars: usize) -> Vec<PlanLine> {
                 } else {
                     a
                 };
-                PlanLine::new(m, clean_activity(&a))
+                // A run-on time cut off can leave its preposition ("... since 01:00 pm").
+                let a = clean_activity(&a);
+                let a = if ends_unfinished(&a) {
+                    clean_activity(&without_dangling_words(&a))
+                } else {
+                    a
+                };
+                PlanLine::new(m, a)
             })
         })
         .filter(|l| !l.activity.is_empty())
@@ -135,7 +142,8 @@ const DANGLING: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "by", "for", "with",
     "from", "into", "his", "her", "their", "my", "its", "while", "as", "some", "if", "that",
     "it's", "is", "are", "was", "were", "be", "who", "which", "than", "about", "what", "how",
-    "will", "can", "could", "would", "should", "he", "she", "they", "we",
+    "will", "can", "could", "would", "should", "he", "she", "they", "we", "since", "until", "till",
+    "because",
 ];
 
 /// Whether an activity ends on a word that cannot end a phrase ("... and prepares the", "...
@@ -215,7 +223,12 @@ fn dangles(t: &str) -> bool {
         && words
             .get(1)
             .is_some_and(|w| particle_verb(w) || matches!(*w, "it" | "them" | "him" | "me" | "us"));
-    t.contains(' ') && !a_while && !particle && (DANGLING.contains(&last) || no_object)
+    let ever_since = last == "since" && words.get(1) == Some(&"ever");
+    t.contains(' ')
+        && !a_while
+        && !particle
+        && !ever_since
+        && (DANGLING.contains(&last) || no_object)
 }
 
 /// `text` without the words at its end that cannot end a phrase, and the punctuation
@@ -391,6 +404,23 @@ mod tests {
                 "Penny grabs",
                 "John Lin takes a break from the counter",
                 "Monica decides what to make"
+            ]
+        );
+        // A run-on time cut off takes its preposition with it (Penny of a Big Bang Theory
+        // day at 8a4664b: "... since" at 3 pm); "ever since" ends a phrase.
+        let lines = plan_lines(
+            "03:00 pm: Penny waits tables since 01:00 pm\n\
+             03:15 pm: Penny serves tables until 05:00 pm\n\
+             03:30 pm: Penny has worked there ever since\n",
+            80,
+        );
+        let got: Vec<&str> = lines.iter().map(|l| l.activity.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "Penny waits tables",
+                "Penny serves tables",
+                "Penny has worked there ever since"
             ]
         );
     }

@@ -491,7 +491,7 @@ mod tests {
             .map(|r| r.steps)
             .collect();
         assert_eq!(steps, [REMEDY_STEPS, 4]);
-        let mut unwell = needs.clone();
+        let mut unwell = needs;
         unwell.set(Need::Health, 1);
         let walk = &remedies(&lin, john, &unwell, &path("Johnson Park"), &[], 600)[1];
         assert_eq!(walk.steps, 3);

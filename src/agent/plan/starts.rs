@@ -148,7 +148,7 @@ pub async fn asked_again(
 
 /// The faults of a 15-minute plan of `slots` lines: steps that go on with `day_plan`'s line
 /// ([`goes_on`]) and start something ([`starts_something`]), steps that end in a note in
-/// brackets ([`ends_in_note`]), copy another line of the day plan ([`copies_other_line`]) or
+/// brackets ([`ends_in_note`]) or say what the question asked again told ([`echoes_question`]), copy another line of the day plan ([`copies_other_line`]) or
 /// are clearly another line's activity by the embedding model (`off`, one per line:
 /// [`clearly_off_lines`]), and the lines missing. Steps the day plan sleeps through are left
 /// out (they become sleep).
@@ -166,6 +166,7 @@ fn faults(
         .filter(|(l, &is_off)| {
             (goes_on(day_plan, l.minutes) && starts_something(&l.activity, name))
                 || ends_in_note(&l.activity)
+                || echoes_question(&l.activity, name)
                 || copies_other_line(&l.activity, name, day_plan, l.minutes)
                 || is_off
         })
@@ -235,6 +236,17 @@ pub fn step_key(activity: &str, name: &str) -> String {
     after_subject(&lower, name).trim().to_string()
 }
 
+/// Whether an activity says what the question asked again told the model ("NAME has been at
+/// this since ... and is already there") instead of doing something: "Penny has been at The
+/// Cheesecake Factory since" (a Big Bang Theory day at 8a4664b), "John Lin has been at The
+/// Willows Market" (2 of 2,937 distinct activities of 51 saved days of the 1.5B, sessions
+/// 40–45).
+pub fn echoes_question(activity: &str, name: &str) -> bool {
+    let lower = activity.trim().to_lowercase();
+    let rest = after_subject(&lower, name);
+    rest.starts_with("has been at ") || rest.contains("is already there")
+}
+
 /// Whether an activity ends in a note in brackets ("Have dinner with the family (arrive)",
 /// "Gather ingredients (next step)"): answers asked again wrote the start they were told not
 /// to write that way (4 of 144 steps of a Lin day, 9 of 216 of a Friends day at 7a0bfee).
@@ -246,6 +258,27 @@ pub fn ends_in_note(activity: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_that_says_what_the_question_told_is_an_echo() {
+        assert!(echoes_question(
+            "Penny has been at The Cheesecake Factory since",
+            "Penny"
+        ));
+        assert!(echoes_question(
+            "John Lin has been at The Willows Market",
+            "John Lin"
+        ));
+        assert!(echoes_question(
+            "He is already there and keeps serving.",
+            "John Lin"
+        ));
+        assert!(!echoes_question("Penny waits tables", "Penny"));
+        assert!(!echoes_question(
+            "John Lin asks where the customer has been at lunch",
+            "John Lin"
+        ));
+    }
 
     #[test]
     fn a_step_goes_on_with_a_line_begun_an_hour_before_its_hour() {
