@@ -36,18 +36,12 @@ pub fn plan_lines(text: &str, max_activity_chars: usize) -> Vec<PlanLine> {
                 // At the limit the last word may be cut too; under it a line can still end
                 // on "for a" or "by" (the plan's token budget ran out, or the model stopped
                 // there), and loses those words.
+                // Dangling words are looked for after cleaning, so that a run-on time cut
+                // off takes its preposition with it ("... since 01:00 pm").
                 let cut = raw >= max_activity_chars;
-                let a = if cut {
-                    end_of_cut_line(&a)
-                } else if ends_unfinished(&a) {
-                    without_dangling_words(&a)
-                } else {
-                    a
-                };
-                // A run-on time cut off can leave its preposition ("... since 01:00 pm").
-                let a = clean_activity(&a);
+                let a = clean_activity(&if cut { end_of_cut_line(&a) } else { a });
                 let a = if ends_unfinished(&a) {
-                    clean_activity(&without_dangling_words(&a))
+                    without_dangling_words(&a)
                 } else {
                     a
                 };

@@ -78,6 +78,12 @@ pub fn goes_on(plan: &[PlanLine], minutes: u32) -> bool {
     line_at(plan, minutes).is_some_and(|l| l.minutes + 60 <= hour)
 }
 
+/// What the question asked again says of an activity under way ("NAME has been at this
+/// since 01:00 pm and is already there"); a step that says it back is a fault
+/// ([`echoes_question`]).
+const BEEN_AT: &str = "has been at";
+const ALREADY_THERE: &str = "is already there";
+
 /// Other answers asked for when (a part of) an hour's 15-minute plan has a fault
 /// ([`asked_again`]).
 pub const AGAIN: usize = 2;
@@ -124,7 +130,7 @@ pub async fn asked_again(
         // (A line that starts at a later slot starts a part of its own: no "until" to say.)
         let since = line_at(&state.day_plan, from).map_or(from, |l| l.minutes);
         format!(
-            "{question} {name} has been at this since {} and is already there: no step \
+            "{question} {name} {BEEN_AT} this since {} and {ALREADY_THERE}: no step \
              arrives, goes somewhere or starts anything again.",
             clock::format_time(since),
             name = state.name,
@@ -148,7 +154,8 @@ pub async fn asked_again(
 
 /// The faults of a 15-minute plan of `slots` lines: steps that go on with `day_plan`'s line
 /// ([`goes_on`]) and start something ([`starts_something`]), steps that end in a note in
-/// brackets ([`ends_in_note`]) or say what the question asked again told ([`echoes_question`]), copy another line of the day plan ([`copies_other_line`]) or
+/// brackets ([`ends_in_note`]) or say what the question asked again told
+/// ([`echoes_question`]), copy another line of the day plan ([`copies_other_line`]) or
 /// are clearly another line's activity by the embedding model (`off`, one per line:
 /// [`clearly_off_lines`]), and the lines missing. Steps the day plan sleeps through are left
 /// out (they become sleep).
@@ -241,10 +248,10 @@ pub fn step_key(activity: &str, name: &str) -> String {
 /// Cheesecake Factory since" (a Big Bang Theory day at 8a4664b), "John Lin has been at The
 /// Willows Market" (2 of 2,937 distinct activities of 51 saved days of the 1.5B, sessions
 /// 40–45).
-pub fn echoes_question(activity: &str, name: &str) -> bool {
+fn echoes_question(activity: &str, name: &str) -> bool {
     let lower = activity.trim().to_lowercase();
     let rest = after_subject(&lower, name);
-    rest.starts_with("has been at ") || rest.contains("is already there")
+    rest.starts_with(&format!("{BEEN_AT} ")) || rest.contains(ALREADY_THERE)
 }
 
 /// Whether an activity ends in a note in brackets ("Have dinner with the family (arrive)",
