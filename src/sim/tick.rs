@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 use crate::agent::converse::{converse, speaker_system, Conversation, NoTalk, Speaker};
-use crate::agent::plan::{is_sleep, Whereabouts};
+use crate::agent::plan::{came_to_talk, is_sleep, Whereabouts};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
@@ -320,7 +320,8 @@ impl Sim {
     }
 
     /// Pairs at the same place talk (each agent in at most one conversation per step,
-    /// pairs not within the cooldown), all conversations batched together.
+    /// pairs not within the cooldown unless one came to talk with the other), all
+    /// conversations batched together.
     fn conversations(
         &mut self,
         rt: &Runtime<'_>,
@@ -351,7 +352,12 @@ impl Sim {
                     .last_talk
                     .iter()
                     .any(|&(a, b, t)| a == i && b == j && now.0 < t + cooldown);
-                if recent {
+                // One who came to talk with the other is not kept waiting by the cooldown.
+                let came = |me: usize, other: usize| {
+                    let (me, other) = (&self.state.agents[me], &self.state.agents[other]);
+                    came_to_talk(&me.activity, &me.name, &other.name)
+                };
+                if recent && !came(i, j) && !came(j, i) {
                     continue;
                 }
                 busy[i] = true;

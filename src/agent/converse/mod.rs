@@ -21,6 +21,7 @@ use crate::world::AgentSpec;
 use super::activity_text::has_phrase;
 use super::context::{self, relation_sentence, relationship_sentence};
 use super::mind::{missing, Mind};
+use super::plan::came_to_talk;
 use super::state::AgentState;
 use super::utterance::{is_refusal, strip_speaker, whole_sentences};
 pub use super::utterance::{out_of_voice, repeats_earlier, REPEAT_SHARE};
@@ -436,10 +437,17 @@ pub async fn converse(
         })
         .collect();
     let mut results = mind.port.run(requests).await.into_iter();
-    let wants = [0, 1].map(|_| {
+    // One who came to talk with the other ([`came_to_talk`]) wants to, whatever the answer.
+    let wants = [0, 1].map(|i| {
         let r = results.next().unwrap_or_else(missing);
         let c = mind.chosen("start_conversation", r, &["yes", "no"], 1);
-        c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0)
+        let p = c.and_then(|c| c.probs.first().copied()).unwrap_or(0.0);
+        let (me, other) = (pair[i].state, pair[1 - i].state);
+        if came_to_talk(&me.activity, &me.name, &other.name) {
+            1.0
+        } else {
+            p
+        }
     });
     tracing::debug!(a = %a.state.name, b = %b.state.name, ?wants, "P(yes) to starting a talk");
     let first = starter(wants).ok_or(NoTalk::NobodyStarts)?;

@@ -253,11 +253,19 @@ fn names_by_owner(text: &str, option: &str, held: &BTreeSet<String>) -> bool {
     })
 }
 
-/// Whether `text` names the room `room` (lowercased): its name as whole words, and a
-/// bedroom with a word before it also by its room or its bed ("Spare bedroom": "the spare
-/// room", "the spare bed"; "Joey's bedroom": "Joey's room").
+/// Names of a place of stairs, each named by any of them: Penny, back from Caltech, went on
+/// "carrying the last box up the stairs" in its cafeteria (a Big Bang Theory day of session
+/// 45, whose world has a Stairwell).
+const STAIRS: &[&str] = &["stairwell", "staircase", "stairway", "stairs"];
+
+/// Whether `text` names the room `room` (lowercased): its name as whole words, a place of
+/// stairs by any word for stairs ([`STAIRS`]), and a bedroom with a word before it also by
+/// its room or its bed ("Spare bedroom": "the spare room", "the spare bed"; "Joey's
+/// bedroom": "Joey's room").
 fn says_room(text: &str, room: &str) -> bool {
-    if has_phrase(text, room) {
+    if has_phrase(text, room)
+        || (STAIRS.contains(&room) && STAIRS.iter().any(|w| has_phrase(text, w)))
+    {
         return true;
     }
     room.strip_suffix(" bedroom").is_some_and(|stem| {
@@ -399,6 +407,20 @@ mod tests {
         let friends = bundled("friends.toml");
         // Two apartments: "the apartment" says which room, not which building.
         assert!(named_in(&friends, "Joey Tribbiani", "leave the apartment", &[], None).is_empty());
+    }
+
+    #[test]
+    fn stairs_name_a_stairwell() {
+        let bbt = bundled("big-bang-theory.toml");
+        let named = |activity: &str| named_in(&bbt, "Penny", activity, &[], None);
+        assert_eq!(
+            named("Penny continues by carrying the last box up the stairs."),
+            ["Stairwell"]
+        );
+        assert_eq!(named("wait on the staircase"), ["Stairwell"]);
+        // Not "upstairs" or "downstairs": they say where, not a stairwell.
+        assert!(named("Penny goes downstairs").is_empty());
+        assert!(named("Penny goes upstairs for a drink").is_empty());
     }
 
     #[test]

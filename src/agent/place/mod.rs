@@ -15,9 +15,11 @@ use super::state::AgentState;
 mod marks;
 mod part_of;
 mod prompt;
+mod stay;
 pub use marks::{current_option, named_places, others_rooms};
 pub use part_of::placed_activity;
 pub use prompt::{part_question, place_request, root_question, PlacePrompt};
+pub use stay::stay_place;
 
 /// The current place is kept when its probability is at least this share of the best one's.
 /// 0.7 on the development set of `eval place` (0.748 of it fits against 0.706 at 0.6, the
@@ -224,7 +226,8 @@ pub struct Choice<'w> {
 
 impl<'w> Descent<'w> {
     /// A walk for the agent `name` at `location`, doing `activity`; a remedy taken where the
-    /// agent is ([`stays_put`]) starts and ends at `location` (when it is a leaf).
+    /// agent is ([`stays_put`]) starts and ends at `location` (when it is a leaf), or out of
+    /// a bathroom in a room to sit in ([`stay_place`]).
     pub fn new(world: &'w World, name: &str, activity: &str, location: &[String]) -> Self {
         let here = stays_put(activity, name) && world.locations.is_leaf(location);
         Self {
@@ -232,7 +235,11 @@ impl<'w> Descent<'w> {
             name: name.to_string(),
             activity: activity.to_string(),
             location: location.to_vec(),
-            path: if here { location.to_vec() } else { Vec::new() },
+            path: if here {
+                stay_place(world, name, location)
+            } else {
+                Vec::new()
+            },
         }
     }
 
