@@ -305,3 +305,45 @@ fn eval_converse_errors_name_the_run_and_step() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a run directory"), "{err}");
 }
+
+/// One who came to talk starts the talk (issue 17): the Lin family from 2 pm with Eddy
+/// lonely (social 0), the fast model. Eddy's plan changes to the remedy of going to talk
+/// with John; where they meet, within the remedy's half hour, Eddy speaks first whatever
+/// either answered to starting one (Penny sat an hour in Sheldon's office without a word
+/// before this rule).
+#[test]
+fn a_lonely_agent_who_goes_to_talk_starts_the_talk() {
+    let world = std::fs::read_to_string(lin_family()).unwrap();
+    let world = world.replacen("days = 2\n", "days = 2\nday_start = \"14:00\"\n", 1);
+    let (john, eddy) = world.rsplit_once("emotion = \"neutral\"\n").unwrap();
+    let world = format!("{john}emotion = \"neutral\"\nneeds = {{ social = 0 }}\n{eddy}");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("lin-lonely.toml");
+    std::fs::write(&path, world).unwrap();
+    let dir = tmp.path().join("run");
+    let out = bin()
+        .arg("run")
+        .arg(&path)
+        .args(["--steps", "6", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    crate::util::ok(&out);
+    let events = read_events(&dir.join("events.jsonl")).unwrap();
+    let change = events
+        .iter()
+        .find(|e| {
+            e.kind() == "plan_change"
+                && e.agent.as_deref() == Some("Eddy Lin")
+                && e.body["suggestion"].as_str().is_some_and(|s| {
+                    s.contains("talk with John Lin") || s.contains("talks with John Lin")
+                })
+        })
+        .unwrap_or_else(|| panic!("no remedy of a talk with John: {events:?}"));
+    let talk = events
+        .iter()
+        .find(|e| e.kind() == "conversation" && e.step >= change.step && e.step < change.step + 2)
+        .unwrap_or_else(|| panic!("no talk within the remedy's half hour: {events:?}"));
+    let turns = turns_of(&talk.body["turns"]);
+    assert_eq!(turns[0].0, "Eddy Lin", "{turns:?}");
+}

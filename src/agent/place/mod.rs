@@ -9,7 +9,7 @@
 use crate::world::{display_path, World};
 
 use super::mind::{missing, Mind};
-use super::plan::stays_put;
+use super::plan::{stays_put, talks_here};
 use super::state::AgentState;
 
 mod marks;
@@ -227,15 +227,19 @@ pub struct Choice<'w> {
 impl<'w> Descent<'w> {
     /// A walk for the agent `name` at `location`, doing `activity`; a remedy taken where the
     /// agent is ([`stays_put`]) starts and ends at `location` (when it is a leaf), or out of
-    /// a bathroom in a room to sit in ([`stay_place`]).
+    /// a bathroom in a room to sit in ([`stay_place`]); a talk with another agent there
+    /// ([`talks_here`]) at `location` itself.
     pub fn new(world: &'w World, name: &str, activity: &str, location: &[String]) -> Self {
-        let here = stays_put(activity, name) && world.locations.is_leaf(location);
+        let talk = talks_here(world, activity, name);
+        let here = (talk || stays_put(activity, name)) && world.locations.is_leaf(location);
         Self {
             world,
             name: name.to_string(),
             activity: activity.to_string(),
             location: location.to_vec(),
-            path: if here {
+            path: if here && talk {
+                location.to_vec()
+            } else if here {
                 stay_place(world, name, location)
             } else {
                 Vec::new()
@@ -438,6 +442,29 @@ mod tests {
         let top = d.next_choice().expect("the walk asks where");
         let park = top.options.iter().position(|o| *o == "Johnson Park");
         assert_eq!(top.named.iter().position(|&n| n), park);
+        // Out of a bathroom a rest is taken in a room to sit in; a talk with someone there
+        // is taken there.
+        let bathroom = crate::world::parse_path("Lin family's house/Bathroom").unwrap();
+        let at = |activity: &str| {
+            let mut d = Descent::new(&world, "Eddy Lin", activity, &bathroom);
+            assert_eq!(d.next_choice(), None, "{activity}");
+            d.path().join("/")
+        };
+        assert_eq!(
+            at("Eddy Lin sits down and rests for a while."),
+            "Lin family's house/Living room"
+        );
+        assert_eq!(
+            at("Eddy Lin talks with John Lin."),
+            "Lin family's house/Bathroom"
+        );
+        let mut d = Descent::new(
+            &world,
+            "Eddy Lin",
+            "Eddy Lin talks with Mei Lin.",
+            &bathroom,
+        );
+        assert!(d.next_choice().is_some(), "not an agent of the world");
     }
 
     #[test]

@@ -64,6 +64,18 @@ pub fn stays_put(activity: &str, name: &str) -> bool {
         .any(|r| same_words(activity, &format!("{name} {r}")))
 }
 
+/// Whether `activity` is the remedy of talking with an agent of `world` already where `name`
+/// is ("Eddy Lin talks with John Lin."): the walk down the location tree keeps the agent's
+/// place exactly, or the talk it is for is lost. On the fast model Eddy Lin, lonely in the
+/// bathroom beside his father, was walked to his bedroom to talk with him (a test of
+/// session 46).
+pub fn talks_here(world: &World, activity: &str, name: &str) -> bool {
+    world
+        .agents
+        .iter()
+        .any(|a| a.name != name && same_words(activity, &format!("{name} {TALKS_WITH} {}", a.name)))
+}
+
 /// Whether `activity`, of the agent `name`, is the remedy of going to talk with `other`
 /// (on the way, or there): such an agent starts the talk when they meet, whatever the time
 /// since their last. Penny, lonely, went to Sheldon Cooper's office "to talk with" him and
