@@ -407,7 +407,7 @@ fn validate_command_accepts_the_bundled_worlds() {
         stdout.lines().collect::<Vec<_>>(),
         [
             "ok: worlds/lin-family.toml (2 agents, 11 locations, 2 days)",
-            "ok: worlds/friends.toml (3 agents, 16 locations, 2 days)",
+            "ok: worlds/friends.toml (3 agents, 17 locations, 2 days)",
             "ok: worlds/big-bang-theory.toml (3 agents, 15 locations, 2 days)",
         ]
     );

@@ -111,9 +111,17 @@ pub fn clean_activity(text: &str) -> String {
     if let Some(i) = out.find(" - ") {
         out.truncate(i);
     }
-    // A trailing duration: "... at the counter for 15", "... for 15 minutes".
+    // A trailing duration: "... at the counter for 15", "... for 15 minutes", "... for
+    // another 15 minutes" (Penny waited tables so for six steps of a Big Bang Theory day).
     if let Some(i) = out.rfind(" for ") {
-        let words: Vec<&str> = out[i + 5..].split_whitespace().collect();
+        let mut rest = &out[i + 5..];
+        if let Some(q) = DURATION_QUALIFIERS
+            .iter()
+            .find(|q| rest.starts_with(&format!("{q} ")))
+        {
+            rest = &rest[q.len()..];
+        }
+        let words: Vec<&str> = rest.split_whitespace().collect();
         let number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
         let unit = |w: &str| w.starts_with("min") || w.starts_with("hour");
         let duration = match words.as_slice() {
@@ -129,6 +137,20 @@ pub fn clean_activity(text: &str) -> String {
         .trim()
         .to_string()
 }
+
+/// Words before the number of a trailing duration ("for another 15 minutes").
+const DURATION_QUALIFIERS: &[&str] = &[
+    "yet another",
+    "another",
+    "a further",
+    "the next",
+    "about",
+    "around",
+    "roughly",
+    "nearly",
+    "almost",
+    "over",
+];
 
 /// Words that do not end an activity: a line cut at the length limit after one of them
 /// ("... opening the delivery box and") loses it.
@@ -442,6 +464,17 @@ mod tests {
             ),
             ("Wait for 2 friends", "Wait for 2 friends"),
             ("Read for 30 minutes", "Read"),
+            (
+                "Penny waits tables at The Cheesecake Factory for another 15 minutes.",
+                "Penny waits tables at The Cheesecake Factory",
+            ),
+            (
+                "Sheldon Cooper continues his calculations in his office for another 15",
+                "Sheldon Cooper continues his calculations in his office",
+            ),
+            ("Talk for yet another 10 minutes", "Talk"),
+            ("Shop for the next party", "Shop for the next party"),
+            ("Wait for another customer", "Wait for another customer"),
             ("Café au lait, then 3 emails", "Café au lait, then 3 emails"),
             (
                 "Cook through the dinner service. Keep the focus on finishing",
