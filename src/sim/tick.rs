@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::state_file::{place_key, AgentSnapshot, StateFile, TurnSnapshot, WorldNode};
 use crate::agent::converse::{converse, speaker_system, Conversation, NoTalk, Speaker};
-use crate::agent::plan::{came_to_talk, is_sleep, Whereabouts, REMEDY_STEPS};
+use crate::agent::plan::{is_sleep, talk_wait, Whereabouts};
 use crate::agent::reflect::{reflect, sim_reflection_config, Reflection};
 use crate::agent::step::{step, PendingMemory, StepOutcome};
 use crate::agent::{context, AgentState, Fallback, Mind};
@@ -319,9 +319,8 @@ impl Sim {
         }
     }
 
-    /// Pairs at the same place talk (each agent in at most one conversation per step,
-    /// pairs not within the cooldown, or within a remedy's length when one came to talk with
-    /// the other), all conversations batched together.
+    /// Pairs at the same place talk (each agent in at most one conversation per step, pairs
+    /// not within their wait, [`talk_wait`]), all conversations batched together.
     fn conversations(
         &mut self,
         rt: &Runtime<'_>,
@@ -333,7 +332,6 @@ impl Sim {
     ) -> Vec<(usize, usize, Conversation)> {
         let n = self.state.agents.len();
         let cooldown = u64::from(self.world.conversation_cooldown_minutes);
-        let remedy_minutes = (REMEDY_STEPS as u64) * u64::from(self.world.step_minutes);
         let mut busy = vec![false; n];
         let mut pairs = Vec::new();
         for i in 0..n {
@@ -348,24 +346,11 @@ impl Sim {
                 {
                     continue;
                 }
-                // One who came to talk with the other is not kept waiting by the cooldown,
-                // unless they talked during the remedy's half hour already (Penny and
-                // Sheldon talked at 11:30 and again at 11:45 am).
-                let came = |me: usize, other: usize| {
-                    let (me, other) = (&self.state.agents[me], &self.state.agents[other]);
-                    came_to_talk(&me.activity, &me.name, &other.name)
-                };
-                let wait = if came(i, j) || came(j, i) {
-                    remedy_minutes
-                } else {
-                    cooldown
-                };
-                let recent = self
-                    .state
-                    .last_talk
-                    .iter()
-                    .any(|&(a, b, t)| a == i && b == j && now.0 < t + wait);
-                if recent {
+                let (a, b) = (&self.state.agents[i], &self.state.agents[j]);
+                let wait = talk_wait(a, b, cooldown, self.world.step_minutes);
+                let talked =
+                    |&(x, y, t): &(usize, usize, u64)| (x, y) == (i, j) && now.0 < t + wait;
+                if self.state.last_talk.iter().any(talked) {
                     continue;
                 }
                 busy[i] = true;

@@ -18,8 +18,8 @@ const SITTING_ROOMS: &[&str] = &[
 ];
 
 /// Where `name`, at the leaf `location`, rests, takes a break for fun or goes for a walk
-/// that names no place: `location` itself, except a bathroom ([`PASSING_ROOMS`]); then a
-/// room of the same place to sit in ([`SITTING_ROOMS`]), else its first room that is
+/// that names no place: `location` itself, except a bathroom (`PASSING_ROOMS`); then a
+/// room of the same place to sit in (`SITTING_ROOMS`), else its first room that is
 /// neither a bathroom nor another agent's, else the bathroom after all. Penny, out of the
 /// shower at 6:45 pm, sat down and rested in her bathroom until 7:45 pm (a Big Bang Theory
 /// day of session 45).

@@ -304,9 +304,7 @@ pub use quarter::{
     carry_over, covers_hour, hour_parts, part_line, quarter_plan, quarter_slots, with_lines_within,
     HourPart,
 };
-pub use remedy::{
-    came_to_talk, remedies, stays_put, talks_here, Remedy, Whereabouts, REMEDY_STEPS,
-};
+pub use remedy::{came_to_talk, remedies, stays_put, talk_wait, talks_here, Remedy, Whereabouts};
 pub use sleep::{
     asleep_at, asleep_in_plan, is_sleep, sleep_in_plan, starts_the_day, DAY_FROM_HOUR,
     SLEEP_FROM_HOUR,
