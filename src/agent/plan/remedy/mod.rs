@@ -74,7 +74,12 @@ pub fn talks_here(world: &World, activity: &str, name: &str) -> bool {
     world
         .agents
         .iter()
-        .any(|a| a.name != name && same_words(activity, &format!("{name} {TALKS_WITH} {}", a.name)))
+        .any(|a| a.name != name && talks_with(activity, name, &a.name))
+}
+
+/// Whether `activity` is "NAME talks with OTHER", the remedy's words for a talk there.
+fn talks_with(activity: &str, name: &str, other: &str) -> bool {
+    same_words(activity, &format!("{name} {TALKS_WITH} {other}"))
 }
 
 /// Whether `activity`, of the agent `name`, is the remedy of going to talk with `other`
@@ -84,8 +89,7 @@ pub fn talks_here(world: &World, activity: &str, name: &str) -> bool {
 /// of session 45); 13 of 32 such remedies of the saved 1.5B days of sessions 40–45 came to
 /// no talk within their half hour.
 pub fn came_to_talk(activity: &str, name: &str, other: &str) -> bool {
-    let remedy = |rest: &str| same_words(activity, &format!("{name} {rest} {other}"));
-    remedy(TALKS_WITH) || {
+    talks_with(activity, name, other) || {
         let text = activity.trim().trim_end_matches('.');
         text.starts_with(&format!("{name} {GOES_TO} "))
             && text.ends_with(&format!(" {TO_TALK_WITH} {other}"))
