@@ -41,7 +41,7 @@ pub fn repack(kind: KQuant, file: &[u8], rows: usize, cols: usize) -> Vec<u8> {
                             o[Q4_DMIN + 2 * n..][..2].copy_from_slice(&b[2..4]);
                             for g in 0..8 {
                                 o[Q4_SC + 16 * g + n] = sc[g];
-                                o[Q4_M + 16 * g + n] = m[g];
+                                o[Q4_M + 32 * (g / 2) + 2 * n + g % 2] = m[g];
                             }
                             for j in 0..4 {
                                 for v in 0..32 {
@@ -82,7 +82,8 @@ pub fn dequantize_row(kind: KQuant, bytes: &[u8], cols: usize, r: usize, out: &m
             KQuant::Q4K => {
                 let (d, dmin) = (f16_at(b, Q4_D + 2 * n), f16_at(b, Q4_DMIN + 2 * n));
                 for g in 0..8 {
-                    let (sc, m) = (b[Q4_SC + 16 * g + n] as f32, b[Q4_M + 16 * g + n] as f32);
+                    let sc = b[Q4_SC + 16 * g + n] as f32;
+                    let m = b[Q4_M + 32 * (g / 2) + 2 * n + g % 2] as f32;
                     for l in 0..32 {
                         let byte = b[512 * (g / 2) + 64 * (l / 4) + 4 * n + l % 4];
                         let q = if g % 2 == 0 { byte & 15 } else { byte >> 4 };

@@ -7,7 +7,8 @@
 //! of row `n`. Then the rows' scales.
 //! - Q4_K (sub-blocks of 32), 2,368 bytes (the file's 16 blocks: 2,304): `qs: [u8; 2048]`,
 //!   sub-blocks 2j and 2j+1 in the low and high nibbles of the 512 bytes at `512·j` (a
-//!   permutation of the file's bytes); `d, dmin: [f16; 16]`; `sc, m: [[u8; 16]; 8]`.
+//!   permutation of the file's bytes); `d, dmin: [f16; 16]`; `sc: [[u8; 16]; 8]`; the
+//!   minimums a pair of sub-blocks at a time, row by row, `m: [[[u8; 2]; 16]; 4]`.
 //! - Q6_K (sub-blocks of 16), 3,360 bytes (as the file's): `ql: [u8; 2048]`, the low 4 bits
 //!   of sub-blocks 2j and 2j+1 in the nibbles of the 256 bytes at `256·j`; `qh: [u8; 1024]`,
 //!   the high 2 bits of sub-blocks 4j..4j+3 in the bit pairs of the 256 bytes at `256·j`;
@@ -25,14 +26,14 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use super::kquant::{BlockQ8K, KQuant};
-use super::prefetch;
+use super::{prefetch, prefetch_l2};
 
 mod layout;
 mod steps;
 use layout::Q6_QH;
 pub use layout::{dequantize_row, repack};
-use steps::BlockScales;
 pub use steps::{row_sums, RowBlock};
+use steps::{scaled_by, BlockScales};
 
 /// Weight rows per panel.
 pub const PANEL: usize = 16;
@@ -224,14 +225,17 @@ pub unsafe fn matmul_panels(
             // (measured faster than `run_vector` for them, slower for the other cases).
             // Q6_K's packed bits (or any sub-block dots off the tiles) take `run_vector`.
             if mr < below && (kind == KQuant::Q6K || !job.packed) {
-                match kind {
-                    KQuant::Q4K => job.run_vector::<8, 1>(out),
-                    KQuant::Q6K => job.run_vector::<4, 2>(out),
+                match (kind, mr) {
+                    (KQuant::Q4K, _) => job.run_vector::<8, 1, 0>(out),
+                    (KQuant::Q6K, 1) => job.run_vector::<4, 2, 1>(out),
+                    (KQuant::Q6K, _) => job.run_vector::<4, 2, 0>(out),
                 }
             } else if mr == 16 {
-                job.run::<true>(&mut cbuf, out)
+                job.run::<16>(&mut cbuf, out)
+            } else if mr == 1 {
+                job.run::<1>(&mut cbuf, out)
             } else {
-                job.run::<false>(&mut cbuf, out)
+                job.run::<0>(&mut cbuf, out)
             }
             r0 += 16;
         }
@@ -316,44 +320,65 @@ struct RowTile<'a> {
 }
 
 impl RowTile<'_> {
-    /// Writes the `mr` rows' results for the panel's first `cols` columns at `y`, rows `n_out`
-    /// apart. `FULL`: `mr` is 16 (the loops unroll and the accumulators stay in registers).
+    /// Asks for the block [`AHEAD`] of `blk` to be brought into L2, a slice for each pair of
+    /// sub-blocks `g`, `g + 1` multiplied. Only the panel's first row tile asks: it streams
+    /// the panel from memory, the others find it cached. Asking for a whole block at once
+    /// (about 40–50 lines into L1) stalled the loads: on an AMD EPYC (Zen 4) Q6_K panels
+    /// streamed at 12 GiB/s from memory against 30–37 spread out (BENCHMARKS.md).
     #[inline(always)]
-    unsafe fn run<const FULL: bool>(
+    fn prefetch_ahead(&self, blk: *const u8, g: usize) {
+        let (at, parts) = (blk.wrapping_add(AHEAD * self.pb), self.nsub / 2);
+        let part = (self.pb / parts).next_multiple_of(64);
+        let from = g / 2 * part;
+        if from < self.pb {
+            prefetch_l2(at.wrapping_add(from), part.min(self.pb - from));
+        }
+    }
+
+    /// Writes the `mr` rows' results for the panel's first `cols` columns at `y`, rows `n_out`
+    /// apart. `M`: `mr` when it is known here (16 for a whole tile, 1 for a single row: the
+    /// loops unroll and the accumulators stay in registers), 0 otherwise.
+    #[inline(always)]
+    unsafe fn run<const M: usize>(
         &self,
         cbuf: &mut Buf<2048>,
         (y, n_out, cols): (*mut f32, usize, usize),
     ) {
-        let mr = if FULL { 16 } else { self.mr };
+        let mr = if M > 0 { M } else { self.mr };
         let stride = self.nb * std::mem::size_of::<BlockQ8K>();
         let qs_at = std::mem::offset_of!(BlockQ8K, qs);
         let tile_bytes = 16 * self.sub;
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            if self.r0 == 0 && self.packed {
-                // The panel's first row tile streams it from memory; the others find it cached.
-                prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
-            }
             let scales = BlockScales::new(self.kind, blk);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
+            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             let mut s = [_mm512_setzero_si512(); 16];
             for g in (0..self.nsub).step_by(2) {
+                if self.r0 == 0 && self.packed {
+                    self.prefetch_ahead(blk, g);
+                }
                 let b = self.tiles[i].add(tile_bytes * g);
                 let a = xa.add(self.sub * g);
                 if self.packed {
-                    vector_dots_q4k(self.tiles[i].add(512 * (g / 2)), a, stride, mr, cbuf);
-                } else {
-                    tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
+                    let pair = self.tiles[i].add(512 * (g / 2));
+                    vector_dots_q4k(pair, (a, stride, mr), &scales, g, &mut s);
+                    continue;
                 }
+                tile_dots(b, a, (stride, self.sub, tile_bytes), cbuf);
                 for h in 0..2 {
                     let c = cbuf.0.as_ptr().add(1024 * h) as *const __m512i;
                     for (r, s) in s.iter_mut().enumerate().take(mr) {
-                        *s = scales.scaled(*s, _mm512_load_si512(c.add(r)), g + h);
+                        let c = scales.offset(
+                            _mm512_load_si512(c.add(r)),
+                            g + h,
+                            &*rb.add(r * self.nb),
+                        );
+                        *s = scales.scaled(*s, c, g + h);
                     }
                 }
             }
-            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
                 scales.finish(a, *s, &*rb.add(r * self.nb));
             }
@@ -364,30 +389,44 @@ impl RowTile<'_> {
         }
     }
 
+    /// `s` with a pair of sub-blocks' dots `c` (sub-blocks `g`, `g + 1`) of the row of `rb`.
+    #[inline(always)]
+    unsafe fn pair_step(
+        &self,
+        scales: &BlockScales,
+        s: __m512i,
+        c: [__m512i; 2],
+        g: usize,
+        rb: &RowBlock,
+    ) -> __m512i {
+        let s = scales.scaled(s, scales.offset(c[0], g, rb), g);
+        scales.scaled(s, scales.offset(c[1], g + 1, rb), g + 1)
+    }
+
     /// As [`Self::run`] for fewer rows than [`VECTOR_BELOW`] (or any number without the tiles),
     /// with AVX-512 VNNI: the dots of a pair of sub-blocks (`KK` groups of 4 values each) stay
     /// in registers, `R` activation rows at a time against the pair's weights, then take the
     /// same integer and f32 steps as the tiles' ([`BlockScales`]).
     #[inline(always)]
-    unsafe fn run_vector<const KK: usize, const R: usize>(
+    unsafe fn run_vector<const KK: usize, const R: usize, const M: usize>(
         &self,
         (y, n_out, cols): (*mut f32, usize, usize),
     ) {
-        let mr = self.mr;
+        let mr = if M > 0 { M } else { self.mr };
         let stride = self.nb * std::mem::size_of::<BlockQ8K>();
         let qs_at = std::mem::offset_of!(BlockQ8K, qs);
         let mut acc = [_mm512_setzero_ps(); 16];
         for i in 0..self.nb {
             let blk = self.panel.add(i * self.pb);
-            if self.r0 == 0 && self.packed {
-                // The panel's first row tile streams it from memory; the others find it cached.
-                prefetch(blk.wrapping_add(AHEAD * self.pb), self.pb);
-            }
             let scales = BlockScales::new(self.kind, blk);
             let xa = (self.rows.x.as_ptr().add(self.r0 * self.nb + i) as *const u8).add(qs_at);
+            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             let mut s = [_mm512_setzero_si512(); 16];
             let mut group = [[_mm512_setzero_si512(); 4]; 4];
             for g in (0..self.nsub).step_by(2) {
+                if self.r0 == 0 && self.packed {
+                    self.prefetch_ahead(blk, g);
+                }
                 let b = self.tiles[i].add(16 * self.sub * g);
                 // No closures here: they would not inherit the caller's target features.
                 let mut w = [[_mm512_setzero_si512(); KK]; 2];
@@ -411,18 +450,17 @@ impl RowTile<'_> {
                 while r + R <= mr {
                     let c = pair_dots::<KK, R>(&w, a.add(r * stride), stride);
                     for (k, c) in c.iter().enumerate() {
-                        let sr = &mut s[r + k];
-                        *sr = scales.scaled(scales.scaled(*sr, c[0], g), c[1], g + 1);
+                        s[r + k] =
+                            self.pair_step(&scales, s[r + k], *c, g, &*rb.add((r + k) * self.nb));
                     }
                     r += R;
                 }
                 while r < mr {
                     let [c] = pair_dots::<KK, 1>(&w, a.add(r * stride), stride);
-                    s[r] = scales.scaled(scales.scaled(s[r], c[0], g), c[1], g + 1);
+                    s[r] = self.pair_step(&scales, s[r], c, g, &*rb.add(r * self.nb));
                     r += 1;
                 }
             }
-            let rb = self.rows.sums.as_ptr().add(self.r0 * self.nb + i);
             for (r, (a, s)) in acc.iter_mut().zip(&s).enumerate().take(mr) {
                 scales.finish(a, *s, &*rb.add(r * self.nb));
             }
@@ -471,14 +509,17 @@ unsafe fn tile_dots(
     );
 }
 
-/// As [`tile_dots`], with AVX-512 VNNI, for `mr` rows and Q4_K's packed pair of sub-blocks (low and high nibbles).
+/// Adds the dots of `mr` activation rows (`a`: row 0's sub-block `g`, rows `stride` apart)
+/// with a Q4_K panel block's packed pair of sub-blocks `g`, `g + 1` (`b`: low and high
+/// nibbles) to the rows' integer sums `s`, with AVX-512 VNNI: the same integers as
+/// [`tile_dots`] and [`BlockScales::scaled`].
 #[inline(always)]
 unsafe fn vector_dots_q4k(
     b: *const u8,
-    a: *const u8,
-    stride: usize,
-    mr: usize,
-    cbuf: &mut Buf<2048>,
+    (a, stride, mr): (*const u8, usize, usize),
+    scales: &BlockScales,
+    g: usize,
+    s: &mut [__m512i; 16],
 ) {
     let m4 = _mm512_set1_epi8(0x0F);
     let mut lo = [_mm512_setzero_si512(); 8];
@@ -486,9 +527,12 @@ unsafe fn vector_dots_q4k(
     for v in 0..8 {
         let q = _mm512_loadu_si512(b.add(64 * v) as *const _);
         lo[v] = _mm512_and_si512(q, m4);
-        hi[v] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        // The high nibbles where they lie, 16 times their values: one instruction instead of
+        // two, and each row's dots are shifted back once (exactly: they are multiples of 16).
+        hi[v] = _mm512_andnot_si512(m4, q);
     }
-    for r in 0..mr {
+    let (sc0, sc1) = (scales.sc(g), scales.sc(g + 1));
+    for (r, sr) in s.iter_mut().enumerate().take(mr) {
         let x = a.add(r * stride);
         // Two chains a sub-block (even and odd groups of 4), so four overlap.
         let mut c = [_mm512_setzero_si512(); 4];
@@ -499,9 +543,8 @@ unsafe fn vector_dots_q4k(
             c[2 + (v & 1)] = _mm512_dpbusd_epi32(c[2 + (v & 1)], hi[v], x1);
         }
         let c0 = _mm512_add_epi32(c[0], c[1]);
-        let c1 = _mm512_add_epi32(c[2], c[3]);
-        _mm512_store_si512(cbuf.0.as_mut_ptr().add(64 * r) as *mut _, c0);
-        _mm512_store_si512(cbuf.0.as_mut_ptr().add(1024 + 64 * r) as *mut _, c1);
+        let c1 = _mm512_srai_epi32::<4>(_mm512_add_epi32(c[2], c[3]));
+        *sr = scaled_by(scaled_by(*sr, c0, sc0), c1, sc1);
     }
 }
 

@@ -3,23 +3,26 @@
 //! whatever its batch.
 //!
 //! Per block and activation row, the sub-block dots `c_g` (16 weight rows in i32 lanes) are
-//! summed with their integer scales, exactly: `s = Σ c_g·sc_g`; so are the offsets
-//! against the activations' sums `b_g` (`vpdpwssd` over pairs of sub-blocks): Q4_K's
-//! minimums `o = Σ m_g·b_g`, Q6_K's 32 offset `o = 32·Σ sc_g·b_g`. Then two f32 steps:
-//! `acc += s·(d·xd) − o·(d_min·xd)` (Q6_K: `acc += (s − o)·(d·xd)`).
+//! summed with their integer scales, exactly: `s = Σ c_g·sc_g`, Q6_K's values' offset of 32
+//! taken off each sub-block first (`c_g − 32·b_g`, `b_g` the activations' sum). Q4_K's
+//! minimums are summed apart (`vpdpwssd` over pairs of sub-blocks), `o = Σ m_g·b_g`. Then two
+//! f32 steps: `acc += s·(d·xd) − o·(d_min·xd)` (Q6_K, one: `acc += s·(d·xd)`).
 
 use std::arch::x86_64::*;
 
 use super::super::kquant::{BlockQ8K, KQuant};
 use super::layout::{Q4_D, Q4_DMIN, Q4_M, Q4_SC, Q6_D, Q6_SC};
 
-/// Per activation row and block: its scale and its sums of each sub-block, two 16-bit sums to
-/// an i32 (sub-blocks `2p` and `2p+1` in pair `p`; Q4_K uses the first 4).
+/// Per activation row and block: its scale and its sums of each sub-block, as the kind's
+/// steps take them.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct RowBlock {
     pub d: f32,
-    pub pairs: [i32; 8],
+    /// Q4_K: the sums of sub-blocks `2p` and `2p+1`, two 16-bit sums to an i32 in `pairs[p]`.
+    pub pairs: [i32; 4],
+    /// Q6_K: each sub-block's sum times 32 (its values' offset).
+    pub offsets: [i32; 16],
 }
 
 /// [`RowBlock`]s of quantized activation rows for `kind`'s sub-blocks.
@@ -34,12 +37,25 @@ pub fn row_sums(kind: KQuant, x: &[BlockQ8K]) -> Vec<RowBlock> {
                     .map(|&v| v as i32)
                     .sum()
             };
-            let mut pairs = [0i32; 8];
-            for (p, v) in pairs.iter_mut().enumerate().take(8 / per) {
-                // |sum| ≤ 32·128: a 16-bit lane holds it.
-                *v = (sum(2 * p) as u16 as u32 | (sum(2 * p + 1) as u16 as u32) << 16) as i32;
+            let mut rb = RowBlock {
+                d: b.d,
+                ..RowBlock::default()
+            };
+            match kind {
+                KQuant::Q4K => {
+                    for (p, v) in rb.pairs.iter_mut().enumerate() {
+                        // |sum| ≤ 32·128: a 16-bit lane holds it.
+                        *v = (sum(2 * p) as u16 as u32 | (sum(2 * p + 1) as u16 as u32) << 16)
+                            as i32;
+                    }
+                }
+                KQuant::Q6K => {
+                    for (g, v) in rb.offsets.iter_mut().enumerate() {
+                        *v = 32 * sum(g);
+                    }
+                }
             }
-            RowBlock { d: b.d, pairs }
+            rb
         })
         .collect()
 }
@@ -65,27 +81,17 @@ impl BlockScales {
 
     /// Sub-block `g`'s scales as i32.
     #[inline(always)]
-    unsafe fn sc(&self, g: usize) -> __m512i {
+    pub unsafe fn sc(&self, g: usize) -> __m512i {
         match self.kind {
             KQuant::Q4K => _mm512_cvtepu8_epi32(self.bytes(Q4_SC + 16 * g)),
             KQuant::Q6K => _mm512_cvtepi8_epi32(self.bytes(Q6_SC + 16 * g)),
         }
     }
 
-    /// Pair `p` of sub-blocks' offset factors (Q4_K's minimums, Q6_K's scales) as two i16
-    /// in each i32 lane.
+    /// Q4_K's minimums of sub-blocks `2p` and `2p + 1` as two i16 in each i32 lane.
     #[inline(always)]
-    unsafe fn pair(&self, p: usize) -> __m512i {
-        match self.kind {
-            KQuant::Q4K => _mm512_cvtepu8_epi16(interleave(
-                self.bytes(Q4_M + 32 * p),
-                self.bytes(Q4_M + 32 * p + 16),
-            )),
-            KQuant::Q6K => _mm512_cvtepi8_epi16(interleave(
-                self.bytes(Q6_SC + 32 * p),
-                self.bytes(Q6_SC + 32 * p + 16),
-            )),
-        }
+    unsafe fn minimums(&self, p: usize) -> __m512i {
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(self.blk.add(Q4_M + 32 * p).cast()))
     }
 
     /// Adds one row's block to its f32 result `acc`: `s` its [`Self::scaled`] dots, `rb`
@@ -93,36 +99,45 @@ impl BlockScales {
     #[inline(always)]
     pub unsafe fn finish(&self, acc: &mut __m512, s: __m512i, rb: &RowBlock) {
         let xd = _mm512_set1_ps(rb.d);
-        let np = if self.kind == KQuant::Q4K { 4 } else { 8 };
-        let mut o = _mm512_setzero_si512();
-        for p in 0..np {
-            o = _mm512_dpwssd_epi32(o, self.pair(p), _mm512_set1_epi32(rb.pairs[p]));
-        }
         match self.kind {
             KQuant::Q4K => {
+                let mut o = _mm512_setzero_si512();
+                for (p, &b) in rb.pairs.iter().enumerate() {
+                    o = _mm512_dpwssd_epi32(o, self.minimums(p), _mm512_set1_epi32(b));
+                }
                 let (d, dmin) = (half16(self.blk.add(Q4_D)), half16(self.blk.add(Q4_DMIN)));
                 let a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, xd), *acc);
                 *acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(o), _mm512_mul_ps(dmin, xd), a);
             }
             KQuant::Q6K => {
                 let d = half16(self.blk.add(Q6_D));
-                let t = _mm512_sub_epi32(s, _mm512_slli_epi32::<5>(o));
-                *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(d, xd), *acc);
+                *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, xd), *acc);
             }
+        }
+    }
+
+    /// Sub-block `g`'s dots `c` with an activation row (`rb` its [`RowBlock`]) as its scales
+    /// multiply them: Q6_K's values' offset of 32 taken off.
+    #[inline(always)]
+    pub unsafe fn offset(&self, c: __m512i, g: usize, rb: &RowBlock) -> __m512i {
+        match self.kind {
+            KQuant::Q4K => c,
+            KQuant::Q6K => _mm512_sub_epi32(c, _mm512_set1_epi32(rb.offsets[g])),
         }
     }
 
     /// `s + c·sc_g`: sub-block `g`'s dots `c` added to a row's integer sum.
     #[inline(always)]
     pub unsafe fn scaled(&self, s: __m512i, c: __m512i, g: usize) -> __m512i {
-        _mm512_add_epi32(s, _mm512_mullo_epi32(c, self.sc(g)))
+        scaled_by(s, c, self.sc(g))
     }
 }
 
-/// The 16 bytes of `a` and of `b` interleaved: `a0 b0 a1 b1 …`.
+/// `s + c·sc`: a sub-block's dots `c` added to a row's integer sum with the sub-block's
+/// scales `sc` ([`BlockScales::sc`]).
 #[inline(always)]
-unsafe fn interleave(a: __m128i, b: __m128i) -> __m256i {
-    _mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b))
+pub(super) unsafe fn scaled_by(s: __m512i, c: __m512i, sc: __m512i) -> __m512i {
+    _mm512_add_epi32(s, _mm512_mullo_epi32(c, sc))
 }
 
 /// 16 f16 at `p` as f32.
