@@ -54,21 +54,22 @@ pub fn dequantize_row(blocks: &[BlockQ8], out: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn prefetch(at: *const u8, len: usize) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    for line in (0..len).step_by(64) {
-        // SAFETY: SSE is part of x86_64; a prefetch never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line) as *const i8) };
-    }
+    prefetch_lines::<{ std::arch::x86_64::_MM_HINT_T0 }>(at, len)
 }
 
 /// As [`prefetch`], into L2 (`prefetcht1`): the lines do not take L1's miss buffers.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn prefetch_l2(at: *const u8, len: usize) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    prefetch_lines::<{ std::arch::x86_64::_MM_HINT_T1 }>(at, len)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_lines<const HINT: i32>(at: *const u8, len: usize) {
     for line in (0..len).step_by(64) {
         // SAFETY: SSE is part of x86_64; a prefetch never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(line) as *const i8) };
+        unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(at.wrapping_add(line) as *const i8) };
     }
 }
 
